@@ -1,0 +1,50 @@
+#include "cli/kernel_file.h"
+
+#include <span>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "isa/binary_module.h"
+
+namespace mtlemu::cli {
+
+Result<std::string> ReadTextFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Error{path + ": is a directory"};
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open file"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Error{path + ": read error"};
+  return text.str();
+}
+
+Result<std::shared_ptr<Library>> LoadLibrary(Device& device,
+                                             const std::string& path) {
+  Result<std::string> text = ReadTextFile(path);
+  if (!text.ok()) return text.error();
+  const std::string& data = text.value();
+  const std::span<const uint8_t> bytes(
+      reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  if (isa::IsBinaryModule(bytes)) {
+    isa::Module module;
+    std::string error;
+    if (!isa::DeserializeModule(bytes, module, error)) {
+      return Error{path + ": " + error};
+    }
+    return device.newLibraryWithModule(std::move(module));
+  }
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".s" || ext == ".isa" || ext == ".asm") {
+    return device.newLibraryWithISA(data, path);
+  }
+  return Error{path + ": unsupported kernel file type '" + ext +
+               "' (expected ISA text: .s, .isa or .asm; or a binary module "
+               "from 'mtlemu asm -o')"};
+}
+
+}  // namespace mtlemu::cli

@@ -1,0 +1,20 @@
+// Loading a kernel file of any kind the command line accepts into a Library.
+// Front ends add file types here, never new command-line syntax.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "emu/device/device.h"
+
+namespace mtlemu::cli {
+
+// ISA text (.s, .isa, .asm) or a binary module (recognized by content).
+Result<std::shared_ptr<Library>> LoadLibrary(Device& device,
+                                             const std::string& path);
+
+// The whole file, or an error naming it.
+Result<std::string> ReadTextFile(const std::string& path);
+
+}  // namespace mtlemu::cli

@@ -1,0 +1,74 @@
+// The `mtlemu` command line: the only place that prints and exits.
+#include <CLI/CLI.hpp>
+
+#include "cli/exit_codes.h"
+#include "cli/run_command.h"
+#include "cli/tool_commands.h"
+
+int main(int argc, char** argv) {
+  using namespace mtlemu::cli;
+  CLI::App app{"mtlemu: run Metal compute kernels on Linux, on a model of "
+               "Apple's M1, M2 and M3 GPUs"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "mtlemu 0.1.0");
+
+  RunOptions run;
+  CLI::App* run_cmd = app.add_subcommand(
+      "run", "Run a kernel: bind buffers, dispatch, write outputs");
+  run_cmd->add_option("file", run.file, "Kernel file (ISA text: .s)")
+      ->required();
+  run_cmd->add_option("--kernel,-k", run.kernel, "Kernel name")->required();
+  run_cmd->add_option("--grid", run.grid,
+                      "X[,Y[,Z]] threads, as dispatchThreads");
+  run_cmd->add_option("--groups", run.groups,
+                      "X[,Y[,Z]] threadgroups, as dispatchThreadgroups");
+  run_cmd->add_option("--threadgroup", run.threadgroup,
+                      "X[,Y[,Z]] threads per threadgroup (default: 256 or "
+                      "the pipeline's maximum)");
+  run_cmd->add_option("--chip", run.chip, "Chip: m1, m2-max, ... (see chips)")
+      ->capture_default_str();
+  run_cmd->add_option("--buffer,-b", run.buffers,
+                      "INDEX=FILE.npy or INDEX=TYPE[COUNT]:GEN, GEN one of "
+                      "zeros, iota, fill(V), random(SEED)");
+  run_cmd->add_option("--bytes", run.bytes,
+                      "INDEX=TYPE:V[,V...] (setBytes: scalars, packed "
+                      "structs)");
+  run_cmd->add_option("--threadgroup-memory", run.threadgroup_memory,
+                      "INDEX=BYTES (setThreadgroupMemoryLength)");
+  run_cmd->add_option("--out,-o", run.outs,
+                      "INDEX=PATH.npy: write that buffer after the run");
+  run_cmd->add_option("--threads", run.threads,
+                      "Host threads (default: all cores)");
+  run_cmd->add_option("--timeout", run.timeout_seconds,
+                      "Seconds before the dispatch is stopped as a GPU "
+                      "timeout")
+      ->capture_default_str();
+  run_cmd->add_flag("--quiet,-q", run.quiet, "Print only errors");
+
+  std::string asm_file, asm_output;
+  CLI::App* asm_cmd = app.add_subcommand(
+      "asm", "Assemble and verify ISA text; write a binary module or print "
+             "the canonical text");
+  asm_cmd->add_option("file", asm_file, "ISA text file")->required();
+  asm_cmd->add_option("--output,-o", asm_output, "Binary module to write");
+
+  std::string disasm_file;
+  CLI::App* disasm_cmd = app.add_subcommand(
+      "disasm", "Print a binary module (or ISA text) as canonical ISA text");
+  disasm_cmd->add_option("file", disasm_file, "Module file")->required();
+
+  CLI::App* chips_cmd =
+      app.add_subcommand("chips", "List the chips and their limits");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+  if (run_cmd->parsed()) return RunCommand(run);
+  if (asm_cmd->parsed()) return AsmCommand(asm_file, asm_output);
+  if (disasm_cmd->parsed()) return DisasmCommand(disasm_file);
+  if (chips_cmd->parsed()) return ChipsCommand();
+  return kExitBadInput;
+}

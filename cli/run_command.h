@@ -1,0 +1,29 @@
+// `mtlemu run FILE --kernel NAME ...`: bind buffers, dispatch, write outputs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mtlemu::cli {
+
+struct RunOptions {
+  std::string file;
+  std::string kernel;
+  std::optional<std::string> grid;    // --grid X[,Y[,Z]] (dispatchThreads)
+  std::optional<std::string> groups;  // --groups (dispatchThreadgroups)
+  std::optional<std::string> threadgroup;
+  std::string chip = "m1";
+  std::vector<std::string> buffers;             // INDEX=SPEC
+  std::vector<std::string> bytes;               // INDEX=TYPE:V,...
+  std::vector<std::string> threadgroup_memory;  // INDEX=BYTES
+  std::vector<std::string> outs;                // INDEX=PATH.npy
+  int threads = 0;
+  double timeout_seconds = 600;
+  bool quiet = false;
+};
+
+// Runs the command; prints to stdout/stderr; returns an ExitCode.
+int RunCommand(const RunOptions& options);
+
+}  // namespace mtlemu::cli

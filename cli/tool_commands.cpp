@@ -1,0 +1,98 @@
+#include "cli/tool_commands.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <span>
+
+#include "cli/exit_codes.h"
+#include "cli/kernel_file.h"
+#include "emu/chips/chip.h"
+#include "isa/assembler.h"
+#include "isa/binary_module.h"
+#include "isa/printer.h"
+#include "isa/verifier.h"
+
+namespace mtlemu::cli {
+namespace {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "mtlemu: error: %s\n", message.c_str());
+  return kExitBadInput;
+}
+
+// A module from ISA text or binary, verified; prints diagnostics on error.
+bool LoadModule(const std::string& file, isa::Module& module) {
+  Result<std::string> text = ReadTextFile(file);
+  if (!text.ok()) {
+    Fail(text.error().message);
+    return false;
+  }
+  const std::string& data = text.value();
+  const std::span<const uint8_t> bytes(
+      reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  isa::Diagnostics diagnostics;
+  if (isa::IsBinaryModule(bytes)) {
+    std::string error;
+    if (!isa::DeserializeModule(bytes, module, error)) {
+      Fail(file + ": " + error);
+      return false;
+    }
+  } else {
+    isa::AssembleResult assembled = isa::Assemble(data, file);
+    diagnostics = std::move(assembled.diagnostics);
+    module = std::move(assembled.module);
+  }
+  if (diagnostics.empty()) diagnostics = isa::Verify(module);
+  if (!diagnostics.empty()) {
+    std::fputs(isa::FormatDiagnostics(diagnostics).c_str(), stderr);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int AsmCommand(const std::string& file, const std::string& output) {
+  isa::Module module;
+  if (!LoadModule(file, module)) return kExitBadInput;
+  if (output.empty()) {
+    std::fputs(isa::PrintModule(module).c_str(), stdout);
+    return kExitOk;
+  }
+  const std::vector<uint8_t> bytes = isa::SerializeModule(module);
+  std::ofstream out(output, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
+  if (!out) return Fail(output + ": cannot write file");
+  return kExitOk;
+}
+
+int DisasmCommand(const std::string& file) {
+  isa::Module module;
+  if (!LoadModule(file, module)) return kExitBadInput;
+  std::fputs(isa::PrintModule(module).c_str(), stdout);
+  return kExitOk;
+}
+
+int ChipsCommand() {
+  std::printf("%-10s %-16s %-8s %6s %10s\n", "name", "chip", "family",
+              "cores", "clock MHz");
+  for (const ChipSpec& c : AllChips()) {
+    std::printf("%-10s %-16s %-8s %6d %10d\n", std::string(c.name).c_str(),
+                std::string(c.marketing_name).c_str(),
+                std::string(c.gpu_family).c_str(), c.gpu_cores, c.clock_mhz);
+  }
+  std::printf(
+      "\nMetal limits (all chips): %u threads per threadgroup, %u bytes of "
+      "threadgroup memory, %d buffer slots, %u bytes of setBytes data, SIMD "
+      "width %u\n",
+      MetalLimits::kMaxThreadsPerThreadgroup,
+      MetalLimits::kMaxThreadgroupMemoryLength,
+      MetalLimits::kMaxBufferArguments, MetalLimits::kMaxSetBytesLength,
+      MetalLimits::kThreadExecutionWidth);
+  return kExitOk;
+}
+
+}  // namespace mtlemu::cli

@@ -1,0 +1,16 @@
+#include "emu/device/buffer.h"
+
+namespace mtlemu {
+
+Buffer::Buffer(std::shared_ptr<emu::DeviceMemory> memory, uint64_t length)
+    : memory_(std::move(memory)),
+      // Rounded up to 16 bytes so vector accesses of the last element stay
+      // in host memory; the mapped length is the exact one.
+      bytes_((length + 15) & ~uint64_t{15}, 0),
+      length_(length),
+      gpu_address_(memory_->Map(bytes_.data(), length,
+                                reinterpret_cast<uint64_t>(this))) {}
+
+Buffer::~Buffer() { memory_->Unmap(gpu_address_); }
+
+}  // namespace mtlemu

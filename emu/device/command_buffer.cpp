@@ -1,0 +1,97 @@
+#include "emu/device/command_buffer.h"
+
+#include "emu/device/compute_command_encoder.h"
+#include "emu/device/device.h"
+
+namespace mtlemu {
+namespace {
+
+MTLSize ToMTLSize(const emu::Size3& s) { return {s[0], s[1], s[2]}; }
+
+CommandBufferErrorCode CodeOf(emu::FaultKind kind) {
+  switch (kind) {
+    case emu::FaultKind::kOutOfBounds:
+    case emu::FaultKind::kMisalignedAtomic:
+      return CommandBufferErrorCode::kPageFault;
+    case emu::FaultKind::kTimeout:
+      return CommandBufferErrorCode::kTimeout;
+    default:
+      return CommandBufferErrorCode::kInternal;
+  }
+}
+
+// "buffer(2) 'out' (4096 bytes)" for the binding the address is nearest to.
+std::string DescribeAddress(const emu::DeviceMemory& memory,
+                            const EncodedDispatch& dispatch, uint64_t address,
+                            int64_t* offset) {
+  const emu::MemoryRegion* region = memory.Nearest(address);
+  if (region == nullptr) return "";
+  const EncodedDispatch::Binding* best = nullptr;
+  for (const EncodedDispatch::Binding& b : dispatch.bindings) {
+    if (reinterpret_cast<uint64_t>(b.buffer.get()) != region->id) continue;
+    if (best == nullptr ||
+        (b.offset <= address - region->base && b.offset > best->offset)) {
+      best = &b;
+    }
+  }
+  if (best == nullptr) {
+    *offset = static_cast<int64_t>(address - region->base);
+    return "a buffer of " + std::to_string(region->length) +
+           " bytes not bound to this dispatch";
+  }
+  *offset = static_cast<int64_t>(address - region->base - best->offset);
+  std::string out = "buffer(" + std::to_string(best->index) + ")";
+  if (!best->name.empty()) out += " '" + best->name + "'";
+  out += " (" + std::to_string(region->length - best->offset) + " bytes";
+  if (best->offset) out += ", bound at offset " + std::to_string(best->offset);
+  return out + ")";
+}
+
+}  // namespace
+
+std::shared_ptr<ComputeCommandEncoder> CommandBuffer::computeCommandEncoder() {
+  return std::make_shared<ComputeCommandEncoder>(this);
+}
+
+void CommandBuffer::Enqueue(EncodedDispatch dispatch) {
+  commands_.push_back(std::move(dispatch));
+}
+
+void CommandBuffer::commit() {
+  status_ = CommandBufferStatus::kCommitted;
+  const EmulatorOptions& options = device_->options();
+  for (const EncodedDispatch& command : commands_) {
+    const isa::Module& module = command.pipeline->function().library().module();
+    emu::DispatchSetup setup;
+    setup.kernel = &command.pipeline->decoded();
+    setup.uniforms = command.uniforms;
+    setup.threadgroup_memory_length = command.threadgroup_memory_length;
+    setup.device = &device_->memory();
+    setup.grid = command.grid;
+    setup.host_threads = options.host_threads;
+    setup.timeout = options.timeout;
+    setup.progress = options.progress;
+    setup.files = module.files;
+    setup.describe_address = [this, &command](uint64_t address,
+                                              int64_t* offset) {
+      return DescribeAddress(device_->memory(), command, address, offset);
+    };
+    const emu::DispatchResult result = emu::RunDispatch(setup);
+    reports_.push_back({command.pipeline->function().name(),
+                        ToMTLSize(command.grid.threadgroups),
+                        ToMTLSize(command.grid.threads_per_threadgroup),
+                        ToMTLSize(command.grid.threads_per_grid),
+                        result.instructions, result.lane_instructions,
+                        result.seconds});
+    if (!result.ok) {
+      status_ = CommandBufferStatus::kError;
+      error_.code = CodeOf(result.fault.kind);
+      error_.fault = result.fault;
+      error_.message = result.fault.Describe();
+      return;
+    }
+  }
+  status_ = CommandBufferStatus::kCompleted;
+}
+
+}  // namespace mtlemu

@@ -1,0 +1,104 @@
+// MTLCommandQueue and MTLCommandBuffer. A command buffer runs its encoded
+// dispatches in order when committed (synchronously: commit returns when the
+// work is done, so waitUntilCompleted has nothing left to wait for), and
+// stops at the first dispatch that fails, as a GPU fault stops Metal's.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emu/device/buffer.h"
+#include "emu/device/compute_pipeline_state.h"
+#include "emu/device/types.h"
+#include "emu/dispatch/dispatch.h"
+
+namespace mtlemu {
+
+class Device;
+class ComputeCommandEncoder;
+
+enum class CommandBufferStatus { kNotEnqueued, kCommitted, kCompleted, kError };
+
+// MTLCommandBufferError codes that the emulator can produce.
+enum class CommandBufferErrorCode {
+  kNone,
+  kInternal,   // a fault Metal has no code for (divergent barrier)
+  kTimeout,    // MTLCommandBufferErrorTimeout
+  kPageFault,  // MTLCommandBufferErrorPageFault: out-of-bounds access
+};
+
+struct CommandBufferError {
+  CommandBufferErrorCode code = CommandBufferErrorCode::kNone;
+  std::string message;  // one paragraph: what, where, which thread
+  emu::Fault fault;
+};
+
+// What one dispatch did, for the command line and benchmarks.
+struct DispatchReport {
+  std::string kernel;
+  MTLSize threadgroups;
+  MTLSize threads_per_threadgroup;
+  MTLSize threads_per_grid;
+  uint64_t instructions = 0;       // SIMD-group instructions
+  uint64_t lane_instructions = 0;  // active lanes summed over instructions
+  double seconds = 0;              // host time to emulate it
+};
+
+// A dispatch as encoded: everything needed to run it later.
+struct EncodedDispatch {
+  std::shared_ptr<const ComputePipelineState> pipeline;
+  std::vector<uint32_t> uniforms;
+  uint32_t threadgroup_memory_length = 0;
+  emu::DispatchGrid grid;
+  struct Binding {
+    int index;
+    std::shared_ptr<Buffer> buffer;
+    uint64_t offset;
+    std::string name;  // the kernel's name for the parameter, may be empty
+  };
+  std::vector<Binding> bindings;  // keeps the buffers alive
+};
+
+class CommandBuffer {
+ public:
+  explicit CommandBuffer(std::shared_ptr<Device> device)
+      : device_(std::move(device)) {}
+
+  std::shared_ptr<ComputeCommandEncoder> computeCommandEncoder();
+  void commit();
+  void waitUntilCompleted() {}
+
+  CommandBufferStatus status() const { return status_; }
+  // nullptr unless status() is kError.
+  const CommandBufferError* error() const {
+    return status_ == CommandBufferStatus::kError ? &error_ : nullptr;
+  }
+  const std::vector<DispatchReport>& dispatches() const { return reports_; }
+
+  // Used by ComputeCommandEncoder.
+  void Enqueue(EncodedDispatch dispatch);
+  const Device& device() const { return *device_; }
+
+ private:
+  std::shared_ptr<Device> device_;
+  std::vector<EncodedDispatch> commands_;
+  std::vector<DispatchReport> reports_;
+  CommandBufferStatus status_ = CommandBufferStatus::kNotEnqueued;
+  CommandBufferError error_;
+};
+
+class CommandQueue {
+ public:
+  explicit CommandQueue(std::shared_ptr<Device> device)
+      : device_(std::move(device)) {}
+  std::shared_ptr<CommandBuffer> commandBuffer() {
+    return std::make_shared<CommandBuffer>(device_);
+  }
+
+ private:
+  std::shared_ptr<Device> device_;
+};
+
+}  // namespace mtlemu

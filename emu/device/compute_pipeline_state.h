@@ -1,0 +1,37 @@
+// MTLComputePipelineState: a function decoded for the emulator, with the
+// limits Metal reports for it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "emu/device/library.h"
+#include "emu/exec/decoded_kernel.h"
+
+namespace mtlemu {
+
+class ComputePipelineState {
+ public:
+  // Use Device::newComputePipelineState.
+  ComputePipelineState(std::shared_ptr<const Function> function,
+                       emu::DecodedKernel decoded);
+
+  const Function& function() const { return *function_; }
+  const emu::DecodedKernel& decoded() const { return decoded_; }
+
+  // 1024, lowered by [[max_total_threads_per_threadgroup]] and by register
+  // use (a register file of ~208 KB per core shared by resident threads, as
+  // on Apple7/8: see ../shared/reference/apple-gpu.md), in multiples of 64.
+  uint32_t maxTotalThreadsPerThreadgroup() const { return max_threads_; }
+  uint32_t threadExecutionWidth() const { return 32; }
+  uint32_t staticThreadgroupMemoryLength() const {
+    return function_->kernel().static_threadgroup_memory;
+  }
+
+ private:
+  std::shared_ptr<const Function> function_;
+  emu::DecodedKernel decoded_;
+  uint32_t max_threads_;
+};
+
+}  // namespace mtlemu

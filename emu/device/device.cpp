@@ -1,0 +1,76 @@
+#include "emu/device/device.h"
+
+#include <cstring>
+
+#include "emu/device/command_buffer.h"
+#include "isa/assembler.h"
+#include "isa/verifier.h"
+
+namespace mtlemu {
+
+Result<std::shared_ptr<Device>> Device::Create(std::string_view chip) {
+  const std::optional<ChipSpec> spec = FindChip(chip);
+  if (!spec) {
+    std::string known;
+    for (const ChipSpec& c : AllChips()) {
+      known += (known.empty() ? "" : ", ") + std::string(c.name);
+    }
+    return Error{"unknown chip '" + std::string(chip) + "' (known: " + known +
+                 ")"};
+  }
+  return std::make_shared<Device>(*spec);
+}
+
+Device::Device(const ChipSpec& chip)
+    : chip_(chip), memory_(std::make_shared<emu::DeviceMemory>()) {}
+
+Result<std::shared_ptr<Buffer>> Device::newBuffer(uint64_t length) {
+  if (length > MetalLimits::kMaxBufferLength) {
+    return Error{"buffer length " + std::to_string(length) +
+                 " exceeds the device's maxBufferLength (" +
+                 std::to_string(MetalLimits::kMaxBufferLength) + ")"};
+  }
+  return std::make_shared<Buffer>(memory_, length);
+}
+
+Result<std::shared_ptr<Buffer>> Device::newBuffer(const void* bytes,
+                                                  uint64_t length) {
+  Result<std::shared_ptr<Buffer>> buffer = newBuffer(length);
+  if (buffer.ok() && length > 0) {
+    std::memcpy(buffer.value()->contents(), bytes, length);
+  }
+  return buffer;
+}
+
+Result<std::shared_ptr<Library>> Device::newLibraryWithISA(
+    std::string_view text, std::string_view file) {
+  isa::AssembleResult assembled = isa::Assemble(text, file);
+  if (!assembled.ok()) {
+    return Error{isa::FormatDiagnostics(assembled.diagnostics)};
+  }
+  return newLibraryWithModule(std::move(assembled.module));
+}
+
+Result<std::shared_ptr<Library>> Device::newLibraryWithModule(
+    isa::Module module) {
+  const isa::Diagnostics problems = isa::Verify(module);
+  if (!problems.empty()) return Error{isa::FormatDiagnostics(problems)};
+  return std::make_shared<Library>(std::move(module));
+}
+
+Result<std::shared_ptr<ComputePipelineState>> Device::newComputePipelineState(
+    std::shared_ptr<const Function> function) {
+  emu::DecodedKernel decoded;
+  std::string error;
+  if (!emu::DecodeKernel(function->kernel(), decoded, error)) {
+    return Error{"kernel '" + function->name() + "': " + error};
+  }
+  return std::make_shared<ComputePipelineState>(std::move(function),
+                                                std::move(decoded));
+}
+
+std::shared_ptr<CommandQueue> Device::newCommandQueue() {
+  return std::make_shared<CommandQueue>(shared_from_this());
+}
+
+}  // namespace mtlemu

@@ -1,0 +1,64 @@
+// MTLDevice: one emulated GPU (a chip from emu/chips) and the factory of
+// buffers, libraries, pipelines and queues. Emulator settings (host threads,
+// time limit, progress) live here too, since Metal has no place for them.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "common/result.h"
+#include "emu/chips/chip.h"
+#include "emu/device/buffer.h"
+#include "emu/device/compute_pipeline_state.h"
+#include "emu/device/library.h"
+
+namespace mtlemu {
+
+class CommandQueue;
+
+struct EmulatorOptions {
+  int host_threads = 0;  // 0: every core
+  // A dispatch running longer fails as a GPU timeout would.
+  std::chrono::milliseconds timeout{600'000};
+  // Called from worker threads with (threadgroups done, total).
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+class Device : public std::enable_shared_from_this<Device> {
+ public:
+  // `chip` as --chip takes it: "m1", "m2-max", ...
+  static Result<std::shared_ptr<Device>> Create(std::string_view chip = "m1");
+  explicit Device(const ChipSpec& chip);
+
+  const ChipSpec& chip() const { return chip_; }
+  std::string_view name() const { return chip_.marketing_name; }
+
+  // Zero-filled.
+  Result<std::shared_ptr<Buffer>> newBuffer(uint64_t length);
+  Result<std::shared_ptr<Buffer>> newBuffer(const void* bytes, uint64_t length);
+
+  // A library from ISA text (the assembler's format); errors are the
+  // assembler's and verifier's diagnostics, "file:line:col: error: ...".
+  Result<std::shared_ptr<Library>> newLibraryWithISA(std::string_view text,
+                                                     std::string_view file);
+  // A library from an already built module (verified here).
+  Result<std::shared_ptr<Library>> newLibraryWithModule(isa::Module module);
+
+  Result<std::shared_ptr<ComputePipelineState>> newComputePipelineState(
+      std::shared_ptr<const Function> function);
+
+  std::shared_ptr<CommandQueue> newCommandQueue();
+
+  EmulatorOptions& options() { return options_; }
+  const EmulatorOptions& options() const { return options_; }
+  const emu::DeviceMemory& memory() const { return *memory_; }
+
+ private:
+  ChipSpec chip_;
+  std::shared_ptr<emu::DeviceMemory> memory_;
+  EmulatorOptions options_;
+};
+
+}  // namespace mtlemu

@@ -1,0 +1,166 @@
+#include "emu/dispatch/dispatch.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <mutex>
+
+#include "emu/dispatch/threadgroup_runner.h"
+
+namespace mtlemu::emu {
+namespace {
+
+struct WorkerState {
+  ThreadgroupRunner runner;
+  SimdGroupStats stats;
+  uint64_t threadgroups_done = 0;
+};
+
+// Keeps the fault of the lowest-numbered threadgroup, so that the report is
+// the same on any number of host threads.
+class FirstFault {
+ public:
+  void Offer(uint64_t index, const Fault& fault) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (index < index_.load()) {
+      index_.store(index);
+      fault_ = fault;
+    }
+  }
+  // Threadgroups after a known fault need not run.
+  bool Skip(uint64_t index) const { return index > index_.load(); }
+  bool Any() const { return index_.load() != kNone; }
+  const Fault& fault() const { return fault_; }
+
+ private:
+  static constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
+  std::mutex mutex_;
+  std::atomic<uint64_t> index_{kNone};
+  Fault fault_;
+};
+
+void CompleteFault(const DispatchSetup& setup, Fault& fault) {
+  const isa::Kernel& kernel = *setup.kernel->kernel;
+  fault.kernel = kernel.name;
+  if (fault.pc < kernel.code.size()) {
+    fault.location = kernel.code[fault.pc].location;
+    if (fault.location.file < setup.files.size()) {
+      fault.source_file = setup.files[fault.location.file];
+    }
+  }
+  if (fault.kind == FaultKind::kOutOfBounds ||
+      fault.kind == FaultKind::kMisalignedAtomic) {
+    if (isa::IsWideAddressSpace(fault.space) && setup.describe_address) {
+      fault.region_description =
+          setup.describe_address(fault.address, &fault.region_offset);
+    } else if (fault.space == isa::AddressSpace::kThreadgroup) {
+      fault.region_description = "threadgroup memory (" +
+                                 std::to_string(setup.threadgroup_memory_length) +
+                                 " bytes)";
+      fault.region_offset = static_cast<int64_t>(fault.address);
+    } else if (fault.space == isa::AddressSpace::kThread) {
+      fault.region_description =
+          "thread memory (" + std::to_string(kernel.thread_memory) +
+          " bytes per thread)";
+      fault.region_offset = static_cast<int64_t>(fault.address);
+    }
+  }
+}
+
+}  // namespace
+
+DispatchResult RunDispatch(const DispatchSetup& setup) {
+  const auto start = std::chrono::steady_clock::now();
+  const DispatchGrid& g = setup.grid;
+  const uint64_t total = static_cast<uint64_t>(g.threadgroups[0]) *
+                         g.threadgroups[1] * g.threadgroups[2];
+  DispatchResult result;
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> timed_out{false};
+  std::atomic<uint64_t> done{0};
+  std::atomic<int64_t> last_progress_ns{0};
+  FirstFault first_fault;
+  tbb::enumerable_thread_specific<WorkerState> workers;
+
+  const auto body = [&](const tbb::blocked_range<uint64_t>& range) {
+    WorkerState& w = workers.local();
+    StopSignal stop{start + setup.timeout, &cancel};
+    for (uint64_t i = range.begin(); i != range.end(); ++i) {
+      if (cancel.load(std::memory_order_relaxed) || first_fault.Skip(i)) {
+        return;
+      }
+      const Size3 position = {
+          static_cast<uint32_t>(i % g.threadgroups[0]),
+          static_cast<uint32_t>((i / g.threadgroups[0]) % g.threadgroups[1]),
+          static_cast<uint32_t>(i / (static_cast<uint64_t>(g.threadgroups[0]) *
+                                     g.threadgroups[1]))};
+      Fault fault;
+      if (!w.runner.Run(setup, position, stop, w.stats, fault)) {
+        if (stop.timed_out) {
+          timed_out.store(true);
+          cancel.store(true);
+        } else if (fault.kind != FaultKind::kNone) {
+          first_fault.Offer(i, fault);
+        }
+        return;
+      }
+      ++w.threadgroups_done;
+      const uint64_t n = done.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (setup.progress) {
+        const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+        int64_t last = last_progress_ns.load(std::memory_order_relaxed);
+        if (now - last > 100'000'000 &&
+            last_progress_ns.compare_exchange_strong(last, now)) {
+          setup.progress(n, total);
+        }
+      }
+    }
+  };
+
+  const int threads = setup.host_threads > 0
+                          ? setup.host_threads
+                          : tbb::this_task_arena::max_concurrency();
+  tbb::task_arena arena(threads);
+  const uint64_t grain =
+      std::max<uint64_t>(1, total / (static_cast<uint64_t>(threads) * 64));
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, total, grain), body,
+                      tbb::simple_partitioner());
+  });
+
+  for (const WorkerState& w : workers) {
+    result.instructions += w.stats.instructions;
+    result.lane_instructions += w.stats.lane_instructions;
+    result.threadgroups_done += w.threadgroups_done;
+  }
+  result.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (first_fault.Any()) {
+    result.ok = false;
+    result.fault = first_fault.fault();
+    CompleteFault(setup, result.fault);
+  } else if (timed_out.load()) {
+    result.ok = false;
+    result.fault.kind = FaultKind::kTimeout;
+    result.fault.kernel = setup.kernel->kernel->name;
+    result.fault.detail =
+        "the dispatch ran longer than " +
+        std::to_string(setup.timeout.count() / 1000.0) + " s (" +
+        std::to_string(result.threadgroups_done) + " of " +
+        std::to_string(total) +
+        " threadgroups done); Metal reports this as "
+        "MTLCommandBufferErrorTimeout";
+  }
+  return result;
+}
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,58 @@
+// Runs one dispatch: every threadgroup of the grid, in parallel on TBB, each
+// threadgroup's SIMD groups cooperatively on one host thread.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "emu/exec/decoded_kernel.h"
+#include "emu/exec/fault.h"
+#include "emu/memory/device_memory.h"
+
+namespace mtlemu::emu {
+
+using Size3 = std::array<uint32_t, 3>;
+
+struct DispatchGrid {
+  Size3 threadgroups{1, 1, 1};             // threadgroups_per_grid
+  Size3 threads_per_threadgroup{1, 1, 1};  // as dispatched
+  Size3 threads_per_grid{1, 1, 1};  // edge threadgroups are cut to this
+};
+
+struct DispatchSetup {
+  const DecodedKernel* kernel = nullptr;
+  std::vector<uint32_t> uniforms;  // kernel->kernel->uniforms values
+  // Offsets of [[threadgroup(n)]] blocks are in `uniforms`; this is the total
+  // threadgroup memory each threadgroup gets (static + arguments).
+  uint32_t threadgroup_memory_length = 0;
+  const DeviceMemory* device = nullptr;
+  DispatchGrid grid;
+  int host_threads = 0;  // 0: all cores
+  std::chrono::milliseconds timeout{600000};
+  // Called now and then from worker threads (thread-safe) with threadgroups
+  // done and the total; may be empty.
+  std::function<void(uint64_t, uint64_t)> progress;
+  // Describes the device region nearest to an address for fault reports
+  // ("buffer(2) 'out' (4096 bytes)") and its offset; may be empty.
+  std::function<std::string(uint64_t address, int64_t* offset)>
+      describe_address;
+  std::string source_file;  // file of SourceLocation::file 0
+  std::vector<std::string> files;  // the module's file table
+};
+
+struct DispatchResult {
+  bool ok = true;
+  Fault fault;  // when !ok
+  uint64_t threadgroups_done = 0;
+  uint64_t instructions = 0;
+  uint64_t lane_instructions = 0;
+  double seconds = 0;
+};
+
+DispatchResult RunDispatch(const DispatchSetup& setup);
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,30 @@
+// Runs one threadgroup: its SIMD groups take turns on one host thread, each
+// running until it exits or reaches threadgroup_barrier; when all live SIMD
+// groups wait at the barrier they are released together.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "emu/dispatch/dispatch.h"
+#include "emu/exec/simd_group.h"
+
+namespace mtlemu::emu {
+
+class ThreadgroupRunner {
+ public:
+  // Runs threadgroup `position`. Returns false on a fault or stop; `fault`
+  // then says what happened (kind kNone when stopped by the signal).
+  bool Run(const DispatchSetup& setup, const Size3& position,
+           StopSignal& stop, SimdGroupStats& stats, Fault& fault);
+
+ private:
+  void StartSimdGroup(const DispatchSetup& setup, const Size3& position,
+                      const Size3& size, uint32_t index);
+
+  std::vector<SimdGroup> simd_groups_;
+  std::vector<uint8_t> threadgroup_memory_;
+  std::vector<uint8_t> thread_memory_;  // per SIMD group, per lane
+};
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,38 @@
+// A kernel decoded once (per pipeline) into the dense form the executor
+// runs: handlers looked up, operands turned into lane-file slots.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emu/exec/exec_context.h"
+#include "isa/module.h"
+
+namespace mtlemu::emu {
+
+// The lane file of a SIMD group: [registers | uniforms | specials |
+// immediates], each slot 32 lanes of 32 bits.
+struct SlotLayout {
+  uint16_t uniform_base = 0;
+  uint16_t special_base = 0;
+  uint16_t immediate_base = 0;
+  uint16_t total = 0;
+  // Special registers the kernel reads, in slot order.
+  std::vector<isa::SpecialRegister> specials;
+  // The 32-bit value splatted into each immediate slot.
+  std::vector<uint32_t> immediates;
+};
+
+struct DecodedKernel {
+  const isa::Kernel* kernel = nullptr;
+  std::vector<DecodedInstruction> code;
+  SlotLayout layout;
+};
+
+// Decodes a verified kernel. Returns false with `error` set when an
+// instruction has no handler (an opcode/type pair the executor lacks).
+bool DecodeKernel(const isa::Kernel& kernel, DecodedKernel& out,
+                  std::string& error);
+
+}  // namespace mtlemu::emu

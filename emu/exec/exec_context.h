@@ -1,0 +1,70 @@
+// The decoded form of an instruction and the state an instruction handler
+// sees. A kernel is decoded once per pipeline into a dense array of
+// DecodedInstruction; the hot loop never looks at text or tables.
+#pragma once
+
+#include <cstdint>
+
+#include "emu/exec/fault.h"
+#include "emu/memory/device_memory.h"
+#include "isa/instruction.h"
+
+namespace mtlemu::emu {
+
+inline constexpr int kLanes = isa::kSimdWidth;
+inline constexpr uint32_t kAllLanes = 0xffffffffu;
+inline constexpr uint16_t kNoSlot = 0xffff;
+
+// Where the lanes of an instruction read and write: the lane file of a SIMD
+// group is an array of slots, each 32 lanes of 32 bits. Registers come
+// first, then uniforms (splatted), special registers, immediates (splatted).
+struct ExecContext {
+  uint32_t* slots = nullptr;
+  uint32_t mask = 0;  // active lanes
+
+  const DeviceMemory* device = nullptr;
+  uint8_t* threadgroup_memory = nullptr;
+  uint32_t threadgroup_memory_size = 0;
+  uint8_t* thread_memory = nullptr;  // kLanes blocks of thread_memory_size
+  uint32_t thread_memory_size = 0;
+
+  Fault* fault = nullptr;  // set by an instruction that faults
+  bool faulted = false;
+
+  uint32_t* Slot(uint16_t s) const { return slots + s * kLanes; }
+};
+
+struct DecodedInstruction;
+using Handler = void (*)(ExecContext&, const DecodedInstruction&);
+
+// What the executor does after (or instead of) calling the handler.
+enum class Flow : uint8_t {
+  kNext,                // run the handler, go on
+  kMayFault,            // run the handler, check ctx.faulted, go on
+  kBranch,
+  kBranchNonZero,
+  kBranchZero,
+  kExit,
+  kThreadgroupBarrier,
+  kSimdgroupBarrier,
+};
+
+struct DecodedMemoryRef {
+  uint16_t base = kNoSlot;   // slot of the base (and base+1 for 64 bits)
+  uint16_t index = kNoSlot;  // slot of the 32-bit index
+  bool index_signed = false;
+  uint8_t scale = 1;
+  int32_t displacement = 0;
+};
+
+struct DecodedInstruction {
+  Handler fn = nullptr;
+  Flow flow = Flow::kNext;
+  uint16_t slot[isa::kMaxOperands] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  DecodedMemoryRef mem;
+  uint32_t target = 0;       // branches
+  uint32_t reconverge = 0;   // conditional branches
+  const isa::Instruction* inst = nullptr;
+};
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,28 @@
+#include "emu/exec/handlers.h"
+
+namespace mtlemu::emu {
+
+Handler HandlerFor(const isa::Instruction& inst) {
+  const isa::OpInfo& info = inst.info();
+  if (info.cluster != 0) return SimdHandlerFor(inst);
+  switch (info.shape) {
+    case isa::OpShape::kConvert:
+      return ConvertHandlerFor(inst);
+    case isa::OpShape::kLoad:
+    case isa::OpShape::kStore:
+    case isa::OpShape::kAtomicLoad:
+    case isa::OpShape::kAtomicStore:
+    case isa::OpShape::kAtomic:
+    case isa::OpShape::kAtomicCas:
+      return MemoryHandlerFor(inst);
+    case isa::OpShape::kNullary:
+    case isa::OpShape::kBranch:
+    case isa::OpShape::kCondBranch:
+    case isa::OpShape::kBarrier:
+      return nullptr;
+    default:
+      return AluHandlerFor(inst);
+  }
+}
+
+}  // namespace mtlemu::emu

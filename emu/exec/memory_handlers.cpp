@@ -1,0 +1,304 @@
+// ld, st and the atomics. Loads and stores move raw bytes between memory and
+// registers (narrow integers are extended as their type says, half/bfloat
+// bits land in the low 16 bits); a contiguous, fully active 32-bit access
+// takes a single copy.
+#include <atomic>
+#include <bit>
+#include <cstring>
+
+#include "emu/exec/handlers.h"
+#include "emu/exec/lane_loop.h"
+#include "emu/exec/memory_access.h"
+#include "emu/exec/opcode_traits.h"
+
+namespace mtlemu::emu {
+namespace {
+
+using isa::AddressSpace;
+using isa::Opcode;
+using isa::ScalarType;
+
+// Register <-> memory for one element of `kSize` bytes.
+template <int kSize, bool kSignExtend>
+void ElementToRegisters(const uint8_t* src, uint32_t* lo, int lane) {
+  if constexpr (kSize == 8) {
+    uint64_t v;
+    std::memcpy(&v, src, 8);
+    lo[lane] = static_cast<uint32_t>(v);
+    lo[lane + kLanes] = static_cast<uint32_t>(v >> 32);
+  } else if constexpr (kSize == 4) {
+    std::memcpy(&lo[lane], src, 4);
+  } else if constexpr (kSize == 2) {
+    uint16_t v;
+    std::memcpy(&v, src, 2);
+    lo[lane] = kSignExtend ? static_cast<uint32_t>(static_cast<int16_t>(v)) : v;
+  } else {
+    const uint8_t v = *src;
+    lo[lane] = kSignExtend ? static_cast<uint32_t>(static_cast<int8_t>(v)) : v;
+  }
+}
+
+template <int kSize>
+void RegistersToElement(const uint32_t* lo, int lane, uint8_t* dst) {
+  if constexpr (kSize == 8) {
+    const uint64_t v = static_cast<uint64_t>(lo[lane]) |
+                       (static_cast<uint64_t>(lo[lane + kLanes]) << 32);
+    std::memcpy(dst, &v, 8);
+  } else {
+    const uint32_t v = lo[lane];
+    std::memcpy(dst, &v, kSize);  // little-endian: the low bytes
+  }
+}
+
+struct Access {
+  AddressSpace space;
+  bool wide_base;
+  uint32_t regs_per_element;  // 1, or 2 for 64-bit types
+};
+
+Access AccessOf(const DecodedInstruction& d) {
+  return {d.inst->space, isa::IsWideAddressSpace(d.inst->space),
+          isa::IsWide(d.inst->type) ? 2u : 1u};
+}
+
+template <int kSize, bool kSignExtend>
+void Load(ExecContext& ctx, const DecodedInstruction& d) {
+  const Access acc = AccessOf(d);
+  const int vector = d.inst->vector;
+  uint32_t* dst = ctx.Slot(d.slot[0]);
+  const DecodedMemoryRef& mem = d.mem;
+  const MemoryRegion* cache = nullptr;
+  if constexpr (kSize == 4) {
+    // Fast path: all lanes active, one element each, consecutive addresses.
+    if (ctx.mask == kAllLanes && vector == 1) {
+      const uint64_t first = LaneAddress(ctx, mem, acc.wide_base, 0);
+      bool contiguous = true;
+      for (int l = 1; l < kLanes && contiguous; ++l) {
+        contiguous = LaneAddress(ctx, mem, acc.wide_base, l) == first + 4u * l;
+      }
+      if (contiguous && acc.space != AddressSpace::kThread) {
+        const uint8_t* src = Translate(ctx, acc.space, first, 4 * kLanes,
+                                       false, 0, cache);
+        if (src != nullptr) {
+          std::memcpy(dst, src, 4 * kLanes);
+          return;
+        }
+        ctx.faulted = false;  // find the first faulting lane below
+      }
+    }
+  }
+  const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
+  ForEachActiveLane(ctx.mask, [&](int l) {
+    if (ctx.faulted) return;
+    const uint64_t address = LaneAddress(ctx, mem, acc.wide_base, l);
+    const uint8_t* src =
+        Translate(ctx, acc.space, address, bytes, false, l, cache);
+    if (src == nullptr) return;
+    for (int e = 0; e < vector; ++e) {
+      ElementToRegisters<kSize, kSignExtend>(
+          src + e * kSize, dst + e * acc.regs_per_element * kLanes, l);
+    }
+  });
+}
+
+template <int kSize>
+void Store(ExecContext& ctx, const DecodedInstruction& d) {
+  const Access acc = AccessOf(d);
+  const int vector = d.inst->vector;
+  const uint32_t* src = ctx.Slot(d.slot[1]);
+  const MemoryRegion* cache = nullptr;
+  if constexpr (kSize == 4) {
+    if (ctx.mask == kAllLanes && vector == 1) {
+      const uint64_t first = LaneAddress(ctx, d.mem, acc.wide_base, 0);
+      bool contiguous = true;
+      for (int l = 1; l < kLanes && contiguous; ++l) {
+        contiguous =
+            LaneAddress(ctx, d.mem, acc.wide_base, l) == first + 4u * l;
+      }
+      if (contiguous && acc.space != AddressSpace::kThread) {
+        uint8_t* dst =
+            Translate(ctx, acc.space, first, 4 * kLanes, true, 0, cache);
+        if (dst != nullptr) {
+          std::memcpy(dst, src, 4 * kLanes);
+          return;
+        }
+        ctx.faulted = false;
+      }
+    }
+  }
+  const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
+  ForEachActiveLane(ctx.mask, [&](int l) {
+    if (ctx.faulted) return;
+    const uint64_t address = LaneAddress(ctx, d.mem, acc.wide_base, l);
+    uint8_t* dst = Translate(ctx, acc.space, address, bytes, true, l, cache);
+    if (dst == nullptr) return;
+    for (int e = 0; e < vector; ++e) {
+      RegistersToElement<kSize>(src + e * acc.regs_per_element * kLanes, l,
+                                dst + e * kSize);
+    }
+  });
+}
+
+// --- atomics -------------------------------------------------------------------
+
+template <Opcode op, typename T>
+T AtomicApply(std::atomic_ref<T> ref, T v, T desired) {
+  constexpr auto kOrder = std::memory_order_relaxed;
+  if constexpr (op == Opcode::kAtomicLoad) {
+    return ref.load(kOrder);
+  } else if constexpr (op == Opcode::kAtomicStore) {
+    ref.store(v, kOrder);
+    return v;
+  } else if constexpr (op == Opcode::kAtomicXchg) {
+    return ref.exchange(v, kOrder);
+  } else if constexpr (op == Opcode::kAtomicCmpXchg) {
+    T expected = v;
+    ref.compare_exchange_strong(expected, desired, kOrder);
+    return expected;  // the old value, whether or not it matched
+  } else if constexpr (op == Opcode::kAtomicAdd) {
+    return ref.fetch_add(v, kOrder);
+  } else if constexpr (op == Opcode::kAtomicSub) {
+    return ref.fetch_sub(v, kOrder);
+  } else if constexpr (op == Opcode::kAtomicAnd) {
+    return ref.fetch_and(v, kOrder);
+  } else if constexpr (op == Opcode::kAtomicOr) {
+    return ref.fetch_or(v, kOrder);
+  } else if constexpr (op == Opcode::kAtomicXor) {
+    return ref.fetch_xor(v, kOrder);
+  } else {
+    static_assert(op == Opcode::kAtomicMin || op == Opcode::kAtomicMax);
+    T old = ref.load(kOrder);
+    while (true) {
+      const T next = op == Opcode::kAtomicMin ? (v < old ? v : old)
+                                              : (v > old ? v : old);
+      if (next == old || ref.compare_exchange_weak(old, next, kOrder)) break;
+    }
+    return old;
+  }
+}
+
+// float add/sub: a compare-exchange loop on the bits, as Apple7 does.
+template <Opcode op>
+uint32_t AtomicFloat(std::atomic_ref<uint32_t> ref, uint32_t v_bits) {
+  if constexpr (op == Opcode::kAtomicAdd || op == Opcode::kAtomicSub) {
+    const float v = std::bit_cast<float>(v_bits);
+    uint32_t old = ref.load(std::memory_order_relaxed);
+    while (true) {
+      const float f = std::bit_cast<float>(old);
+      const float next = op == Opcode::kAtomicAdd ? f + v : f - v;
+      if (ref.compare_exchange_weak(old, std::bit_cast<uint32_t>(next),
+                                    std::memory_order_relaxed)) {
+        return old;
+      }
+    }
+  } else {
+    return AtomicApply<op, uint32_t>(ref, v_bits, 0);
+  }
+}
+
+template <Opcode op, ScalarType T>
+void Atomic(ExecContext& ctx, const DecodedInstruction& d) {
+  const isa::OpShape shape = opcode_traits::ShapeOf(op);
+  const bool has_dst = shape != isa::OpShape::kAtomicStore;
+  const int mem_pos = has_dst ? 1 : 0;
+  uint32_t* dst = has_dst ? ctx.Slot(d.slot[0]) : nullptr;
+  const uint32_t* value =
+      shape == isa::OpShape::kAtomicLoad ? nullptr : ctx.Slot(d.slot[mem_pos + 1]);
+  const uint32_t* desired = shape == isa::OpShape::kAtomicCas
+                                ? ctx.Slot(d.slot[mem_pos + 2])
+                                : nullptr;
+  const Access acc = AccessOf(d);
+  const MemoryRegion* cache = nullptr;
+  const bool writes = op != Opcode::kAtomicLoad;
+  // Lanes apply their operations in lane order.
+  ForEachActiveLane(ctx.mask, [&](int l) {
+    if (ctx.faulted) return;
+    const uint64_t address = LaneAddress(ctx, d.mem, acc.wide_base, l);
+    uint8_t* p = Translate(ctx, acc.space, address, 4, writes, l, cache);
+    if (p == nullptr) return;
+    if (reinterpret_cast<uintptr_t>(p) % 4 != 0) {
+      RecordFault(ctx, FaultKind::kMisalignedAtomic, acc.space, l, address, 4,
+                  writes);
+      return;
+    }
+    const uint32_t v = value ? value[l] : 0;
+    const uint32_t w = desired ? desired[l] : 0;
+    uint32_t old;
+    if constexpr (T == ScalarType::kFloat) {
+      old = AtomicFloat<op>(std::atomic_ref<uint32_t>(
+                                *reinterpret_cast<uint32_t*>(p)),
+                            v);
+    } else if constexpr (T == ScalarType::kInt) {
+      old = static_cast<uint32_t>(AtomicApply<op, int32_t>(
+          std::atomic_ref<int32_t>(*reinterpret_cast<int32_t*>(p)),
+          static_cast<int32_t>(v), static_cast<int32_t>(w)));
+    } else {
+      old = AtomicApply<op, uint32_t>(
+          std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(p)), v, w);
+    }
+    if (dst) dst[l] = old;
+  });
+}
+
+template <Opcode op>
+Handler ForAtomic(ScalarType t) {
+  switch (t) {
+    case ScalarType::kInt:
+      return &Atomic<op, ScalarType::kInt>;
+    case ScalarType::kUInt:
+      return &Atomic<op, ScalarType::kUInt>;
+    case ScalarType::kFloat:
+      if constexpr (opcode_traits::Accepts(op, ScalarType::kFloat)) {
+        return &Atomic<op, ScalarType::kFloat>;
+      }
+      return nullptr;
+    default:
+      return nullptr;
+  }
+}
+
+Handler ForLoad(ScalarType t) {
+  switch (isa::SizeOf(t)) {
+    case 1:
+      return isa::IsSigned(t) ? &Load<1, true> : &Load<1, false>;
+    case 2:
+      return isa::IsSigned(t) ? &Load<2, true> : &Load<2, false>;
+    case 4:
+      return &Load<4, false>;
+    default:
+      return &Load<8, false>;
+  }
+}
+
+Handler ForStore(ScalarType t) {
+  switch (isa::SizeOf(t)) {
+    case 1: return &Store<1>;
+    case 2: return &Store<2>;
+    case 4: return &Store<4>;
+    default: return &Store<8>;
+  }
+}
+
+}  // namespace
+
+Handler MemoryHandlerFor(const isa::Instruction& inst) {
+  switch (inst.op) {
+    case Opcode::kLoad: return ForLoad(inst.type);
+    case Opcode::kStore: return ForStore(inst.type);
+    case Opcode::kAtomicLoad: return ForAtomic<Opcode::kAtomicLoad>(inst.type);
+    case Opcode::kAtomicStore: return ForAtomic<Opcode::kAtomicStore>(inst.type);
+    case Opcode::kAtomicXchg: return ForAtomic<Opcode::kAtomicXchg>(inst.type);
+    case Opcode::kAtomicCmpXchg:
+      return ForAtomic<Opcode::kAtomicCmpXchg>(inst.type);
+    case Opcode::kAtomicAdd: return ForAtomic<Opcode::kAtomicAdd>(inst.type);
+    case Opcode::kAtomicSub: return ForAtomic<Opcode::kAtomicSub>(inst.type);
+    case Opcode::kAtomicMin: return ForAtomic<Opcode::kAtomicMin>(inst.type);
+    case Opcode::kAtomicMax: return ForAtomic<Opcode::kAtomicMax>(inst.type);
+    case Opcode::kAtomicAnd: return ForAtomic<Opcode::kAtomicAnd>(inst.type);
+    case Opcode::kAtomicOr: return ForAtomic<Opcode::kAtomicOr>(inst.type);
+    case Opcode::kAtomicXor: return ForAtomic<Opcode::kAtomicXor>(inst.type);
+    default: return nullptr;
+  }
+}
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,108 @@
+#include "emu/exec/simd_group.h"
+
+#include <bit>
+
+namespace mtlemu::emu {
+
+void SimdGroup::Start(uint32_t live_mask) {
+  live_ = live_mask;
+  stack_.clear();
+  stack_.push_back({0, kNoReconvergence, live_mask});
+  status_ = live_mask ? SimdGroupStatus::kReady : SimdGroupStatus::kDone;
+}
+
+SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
+                               StopSignal& stop, SimdGroupStats& stats) {
+  constexpr uint64_t kCheckInterval = 1u << 14;
+  const DecodedInstruction* code = kernel.code.data();
+  uint64_t until_check = kCheckInterval;
+  while (true) {
+    if (stack_.empty()) return status_ = SimdGroupStatus::kDone;
+    ReconvergenceEntry& top = stack_.back();
+    const uint32_t mask = top.mask & live_;
+    if (mask == 0 || top.pc == top.reconverge) {
+      stack_.pop_back();
+      continue;
+    }
+    if (--until_check == 0) {
+      until_check = kCheckInterval;
+      if (stop.cancel->load(std::memory_order_relaxed)) {
+        return status_ = SimdGroupStatus::kFaulted;
+      }
+      if (std::chrono::steady_clock::now() > stop.deadline) {
+        stop.timed_out = true;
+        return status_ = SimdGroupStatus::kFaulted;
+      }
+    }
+    const DecodedInstruction& d = code[top.pc];
+    ++stats.instructions;
+    stats.lane_instructions += static_cast<uint64_t>(std::popcount(mask));
+    switch (d.flow) {
+      case Flow::kNext:
+        ctx.mask = mask;
+        d.fn(ctx, d);
+        ++top.pc;
+        break;
+      case Flow::kMayFault:
+        ctx.mask = mask;
+        d.fn(ctx, d);
+        if (ctx.faulted) return status_ = SimdGroupStatus::kFaulted;
+        ++top.pc;
+        break;
+      case Flow::kBranch:
+        top.pc = d.target;
+        break;
+      case Flow::kBranchNonZero:
+      case Flow::kBranchZero: {
+        const uint32_t* c = ctx.Slot(d.slot[0]);
+        uint32_t taken = 0;
+        for (uint32_t m = mask; m != 0; m &= m - 1) {
+          const int l = std::countr_zero(m);
+          if ((c[l] != 0) == (d.flow == Flow::kBranchNonZero)) taken |= 1u << l;
+        }
+        const uint32_t not_taken = mask & ~taken;
+        const uint32_t next = top.pc + 1;
+        if (not_taken == 0) {
+          top.pc = d.target;
+        } else if (taken == 0) {
+          top.pc = next;
+        } else {
+          // Diverge: this entry waits at the reconvergence point; the two
+          // paths run above it, the taken one first.
+          const uint32_t reconverge = d.reconverge;
+          top.pc = reconverge;
+          stack_.push_back({next, reconverge, not_taken});
+          stack_.push_back({d.target, reconverge, taken});
+        }
+        break;
+      }
+      case Flow::kExit:
+        live_ &= ~mask;
+        stack_.pop_back();
+        break;
+      case Flow::kThreadgroupBarrier:
+      case Flow::kSimdgroupBarrier:
+        // Every live thread must reach the same barrier together.
+        if (mask != live_) {
+          ctx.faulted = true;
+          ctx.fault->kind = FaultKind::kDivergentBarrier;
+          ctx.fault->lane = std::countr_zero(live_ & ~mask);
+          ctx.fault->detail =
+              "threadgroup_barrier/simdgroup_barrier must be reached by all "
+              "threads of the group; lanes " +
+              std::to_string(std::popcount(mask)) + " of " +
+              std::to_string(std::popcount(live_)) +
+              " live lanes arrived here (lane " +
+              std::to_string(ctx.fault->lane) + " did not)";
+          return status_ = SimdGroupStatus::kFaulted;
+        }
+        ++top.pc;
+        if (d.flow == Flow::kThreadgroupBarrier) {
+          return status_ = SimdGroupStatus::kAtBarrier;
+        }
+        break;
+    }
+  }
+}
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,67 @@
+// One SIMD group's execution: its lane file, its reconvergence stack, and
+// the loop that runs it until it exits, reaches a barrier or faults.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "emu/exec/decoded_kernel.h"
+#include "emu/exec/exec_context.h"
+
+namespace mtlemu::emu {
+
+// The classic post-dominator reconvergence stack (as in GPGPU-Sim): each
+// entry runs `mask` from `pc` until it reaches `reconverge`; the entry below
+// then continues with the union of the paths.
+struct ReconvergenceEntry {
+  uint32_t pc;
+  uint32_t reconverge;  // kNoReconvergence for the bottom entry
+  uint32_t mask;
+};
+inline constexpr uint32_t kNoReconvergence = 0xffffffffu;
+
+enum class SimdGroupStatus : uint8_t { kReady, kAtBarrier, kDone, kFaulted };
+
+struct SimdGroupStats {
+  uint64_t instructions = 0;       // SIMD-group instructions issued
+  uint64_t lane_instructions = 0;  // sum over instructions of active lanes
+};
+
+// Shared stop conditions of a dispatch.
+struct StopSignal {
+  std::chrono::steady_clock::time_point deadline;
+  std::atomic<bool>* cancel = nullptr;  // set when the dispatch must stop
+  bool timed_out = false;               // set by RunSimdGroup on timeout
+};
+
+class SimdGroup {
+ public:
+  // Prepares to run lanes `live_mask` from the first instruction; the lane
+  // file must already hold uniforms, specials and immediates.
+  void Start(uint32_t live_mask);
+
+  // Runs until exit, a barrier, a fault (ctx.faulted) or the stop signal.
+  SimdGroupStatus Run(const DecodedKernel& kernel, ExecContext& ctx,
+                      StopSignal& stop, SimdGroupStats& stats);
+
+  SimdGroupStatus status() const { return status_; }
+  void ReleaseBarrier() { status_ = SimdGroupStatus::kReady; }
+  uint32_t live_mask() const { return live_; }
+  uint32_t pc() const { return stack_.empty() ? 0 : stack_.back().pc; }
+  // The lanes active at the current instruction.
+  uint32_t active_mask() const {
+    return stack_.empty() ? 0 : stack_.back().mask & live_;
+  }
+
+  std::vector<uint32_t>& lane_file() { return lane_file_; }
+
+ private:
+  std::vector<uint32_t> lane_file_;
+  std::vector<ReconvergenceEntry> stack_;
+  uint32_t live_ = 0;  // lanes that exist and have not exited
+  SimdGroupStatus status_ = SimdGroupStatus::kDone;
+};
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,119 @@
+// Opcodes and the facts about them, all derived from opcodes.def.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "isa/scalar_type.h"
+
+namespace mtlemu::isa {
+
+enum class Opcode : uint16_t {
+#define OP(e, mnemonic, shape, types, unit, cluster) e,
+#include "isa/opcodes.def"
+#undef OP
+};
+
+inline constexpr int kNumOpcodes = 0
+#define OP(e, mnemonic, shape, types, unit, cluster) +1
+#include "isa/opcodes.def"
+#undef OP
+    ;
+
+// Operand signature and modifiers of an instruction. In the text form the
+// modifiers follow the mnemonic, separated by dots, in the order listed.
+enum class OpShape : uint8_t {
+  kNullary,       // exit
+  kNullaryValue,  // op d                      (d: 32-bit result, no type)
+  kUnary,         // op.T d, a
+  kBinary,        // op.T d, a, b
+  kBinaryInt,     // op.T d, a, b              (b: 32-bit integer: lane, delta,
+                  //                            exponent)
+  kTernary,       // op.T d, a, b, c
+  kCompare,       // op.T d, a, b              (d: 0 or 1)
+  kTest,          // op.T d, a                 (d: 0 or 1)
+  kSelect,        // select.T d, c, a, b       (c: nonzero picks a)
+  kConvert,       // op.D.S d, a
+  kLoad,          // ld.SPACE[.vN].T d, [mem]
+  kStore,         // st.SPACE[.vN].T [mem], s
+  kAtomicLoad,    // op.SPACE.T d, [mem]
+  kAtomicStore,   // op.SPACE.T [mem], s
+  kAtomic,        // op.SPACE.T d, [mem], v    (d: the old value)
+  kAtomicCas,     // op.SPACE.T d, [mem], expected, desired
+  kBranch,        // br label
+  kCondBranch,    // bnz c, target, reconvergence
+  kBarrier,       // op[.mem_FLAG...]
+  kVote,          // op d, c
+  kMatrixLoad,    // op.SPACE.T[.transpose] d, [mem], stride
+  kMatrixStore,   // op.SPACE.T[.transpose] [mem], s, stride
+};
+
+// Execution unit classes; the timing model costs instructions by these.
+enum class ExecUnit : uint8_t {
+  kAlu,
+  kMul,
+  kShift,
+  kDiv,
+  kConvert,
+  kSqrt,
+  kRecip,
+  kTranscendental,
+  kTrig,
+  kLoad,
+  kStore,
+  kAtomic,
+  kBranch,
+  kBarrier,
+  kSimdShuffle,
+  kSimdReduce,
+  kSimdPrefix,
+  kMatrix,
+};
+
+// A set of ScalarTypes as a bit mask (bit i = ScalarType i).
+using TypeSet = uint32_t;
+constexpr TypeSet Bit(ScalarType t) { return 1u << static_cast<int>(t); }
+namespace type_sets {
+inline constexpr TypeSet kNoType = 0;
+inline constexpr TypeSet kFloats =
+    Bit(ScalarType::kHalf) | Bit(ScalarType::kBFloat) | Bit(ScalarType::kFloat);
+inline constexpr TypeSet kSignedInts =
+    Bit(ScalarType::kChar) | Bit(ScalarType::kShort) | Bit(ScalarType::kInt) |
+    Bit(ScalarType::kLong);
+inline constexpr TypeSet kUnsignedInts =
+    Bit(ScalarType::kUChar) | Bit(ScalarType::kUShort) |
+    Bit(ScalarType::kUInt) | Bit(ScalarType::kULong);
+inline constexpr TypeSet kIntegers = kSignedInts | kUnsignedInts;
+inline constexpr TypeSet kNumeric = kIntegers | kFloats;
+inline constexpr TypeSet kSignedOrFloat = kSignedInts | kFloats;
+inline constexpr TypeSet kAnyType = kNumeric | Bit(ScalarType::kBool);
+inline constexpr TypeSet kAtomicInts =
+    Bit(ScalarType::kInt) | Bit(ScalarType::kUInt);
+inline constexpr TypeSet kAtomicTypes = kAtomicInts | Bit(ScalarType::kFloat);
+inline constexpr TypeSet kMatrixTypes =
+    Bit(ScalarType::kHalf) | Bit(ScalarType::kFloat);
+}  // namespace type_sets
+
+struct OpInfo {
+  std::string_view mnemonic;
+  OpShape shape;
+  TypeSet types;
+  ExecUnit unit;
+  int cluster;  // 32 for SIMD-group functions, 4 for quad-group, else 0
+};
+
+const OpInfo& GetOpInfo(Opcode op);
+inline std::string_view Mnemonic(Opcode op) { return GetOpInfo(op).mnemonic; }
+std::optional<Opcode> OpcodeFromMnemonic(std::string_view mnemonic);
+
+// Facts derived from the shape.
+bool ShapeHasType(OpShape shape);       // takes a .T suffix
+bool ShapeHasSpace(OpShape shape);      // takes a .SPACE suffix
+bool ShapeHasDestination(OpShape shape);
+bool IsTerminator(Opcode op);           // ends a path: br, exit
+bool IsBranch(Opcode op);               // br, bnz, bz
+bool AccessesMemory(Opcode op);
+std::string_view ExecUnitName(ExecUnit unit);
+
+}  // namespace mtlemu::isa

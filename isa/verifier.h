@@ -1,0 +1,47 @@
+// The verifier: the rules a Module must satisfy before it runs.
+//
+// It checks what the assembler cannot see from one line (types per opcode,
+// address spaces per operation, register spans, branch targets,
+// terminators, argument tables, limits) and that every field of every
+// instruction is canonical, so that a verified module prints and reassembles
+// to an equal module. It never crashes on a malformed Module (out-of-range
+// enums included). Instruction diagnostics carry the instruction's source
+// location (module.files[loc.file], loc.line, loc.column) and name the
+// kernel, the instruction index and its text.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "isa/diagnostic.h"
+#include "isa/instruction.h"
+#include "isa/module.h"
+#include "isa/opcode.h"
+
+namespace mtlemu::isa {
+
+// What an operand position of a shape holds.
+enum class OperandRole : uint8_t {
+  kDestination,  // a register the instruction writes
+  kSource,       // a register, uniform, immediate or special register
+  kLabel,        // a branch target or reconvergence point
+  kMemory,       // a memory reference
+};
+OperandRole GetOperandRole(OpShape shape, int position);
+
+// Whether `op` (of element type `type`) may access memory in `space`:
+// ld any space; st not constant; atomics device or threadgroup (float
+// atomics device only); simdgroup_load device, constant or threadgroup;
+// simdgroup_store device or threadgroup.
+bool IsAddressSpaceAllowed(Opcode op, ScalarType type, AddressSpace space);
+
+// Verifies every kernel, and that kernel names are unique.
+Diagnostics Verify(const Module& module);
+// The same, with "after pass 'NAME': " before every message (for compiler
+// passes that verify their output).
+Diagnostics Verify(const Module& module, std::string_view after_pass);
+// Verifies one kernel of `module` (the module supplies file names).
+Diagnostics VerifyKernel(const Module& module, const Kernel& kernel,
+                         std::string_view after_pass = {});
+
+}  // namespace mtlemu::isa
