@@ -78,7 +78,8 @@ int EditDistance(std::string_view a, std::string_view b) {
 
 // "; did you mean 'x'?" for the closest candidate within edit distance 2.
 std::string DidYouMean(std::string_view word,
-                       const std::vector<std::string_view>& candidates) {
+                       const std::vector<std::string_view>& candidates,
+                       std::string_view prefix = "") {
   if (word.empty() || word.size() > 64) return "";
   int best = 3;
   std::string_view best_name;
@@ -90,7 +91,8 @@ std::string DidYouMean(std::string_view word,
     }
   }
   if (best_name.empty() || best >= static_cast<int>(word.size())) return "";
-  return "; did you mean '" + std::string(best_name) + "'?";
+  return "; did you mean '" + std::string(prefix) + std::string(best_name) +
+         "'?";
 }
 
 std::vector<std::string_view> AllMnemonics() {
@@ -1245,7 +1247,7 @@ bool Assembler::ParseOperand(Instruction& inst, int position,
       const std::optional<SpecialRegister> sr = SpecialRegisterFromName(name);
       if (!sr) {
         return Error(column, "unknown special register " + Quote(text) +
-                                 DidYouMean(name, AllSpecialRegisterNames()));
+                                 DidYouMean(name, AllSpecialRegisterNames(), "%"));
       }
       out = Operand::Special(*sr);
       return true;

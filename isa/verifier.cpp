@@ -131,13 +131,14 @@ void KernelVerifier::Run() {
     copy.threadgroup_arguments = kernel_.threadgroup_arguments;
     copy.code = kernel_.code;
     ComputeResources(copy);
-    if (kernel_.registers < copy.registers ||
-        kernel_.registers > kMaxRegisters) {
+    // The counts are derived from the code; stale ones would mislead the
+    // emulator (and would not survive printing and reassembling).
+    if (kernel_.registers != copy.registers) {
       KernelError("kernel.registers is " + std::to_string(kernel_.registers) +
                   " but the code uses " + std::to_string(copy.registers) +
                   " (run ComputeResources)");
     }
-    if (kernel_.uniforms < copy.uniforms || kernel_.uniforms > kMaxUniforms) {
+    if (kernel_.uniforms != copy.uniforms) {
       KernelError("kernel.uniforms is " + std::to_string(kernel_.uniforms) +
                   " but the kernel uses " + std::to_string(copy.uniforms) +
                   " (run ComputeResources)");

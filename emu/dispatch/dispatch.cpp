@@ -10,6 +10,7 @@
 #include <atomic>
 #include <limits>
 #include <mutex>
+#include <optional>
 
 #include "emu/dispatch/threadgroup_runner.h"
 
@@ -128,6 +129,14 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
   const int threads = setup.host_threads > 0
                           ? setup.host_threads
                           : tbb::this_task_arena::max_concurrency();
+  // More host threads than cores (a determinism check, say) needs TBB's
+  // global limit raised for the duration of the dispatch.
+  std::optional<tbb::global_control> allow;
+  if (threads > static_cast<int>(tbb::global_control::active_value(
+                    tbb::global_control::max_allowed_parallelism))) {
+    allow.emplace(tbb::global_control::max_allowed_parallelism,
+                  static_cast<size_t>(threads));
+  }
   tbb::task_arena arena(threads);
   const uint64_t grain =
       std::max<uint64_t>(1, total / (static_cast<uint64_t>(threads) * 64));

@@ -38,6 +38,13 @@ uint64_t Bits(V<T> a) {
   return static_cast<uint64_t>(a) & kWidthMask<T>;
 }
 
+// A float result that is NaN becomes the canonical quiet NaN, whatever the
+// operands' payloads: the host's payload rules depend on operand order,
+// which compilers and SIMD targets do not keep.
+inline float CanonicalNaN(float r) {
+  return r != r ? std::bit_cast<float>(0x7fc00000u) : r;
+}
+
 template <ScalarType T>
 V<T> WrapAdd(V<T> a, V<T> b) {
   using U = std::make_unsigned_t<V<T>>;
@@ -114,14 +121,14 @@ inline double ReducePi(float x) {
 
 // --- moves and arithmetic -----------------------------------------------------
 MTLEMU_UNARY(kMov, return a;)
-MTLEMU_BINARY(kAdd, if constexpr (L::kFloat) return a + b;
+MTLEMU_BINARY(kAdd, if constexpr (L::kFloat) return sem::CanonicalNaN(a + b);
               else return sem::WrapAdd<T>(a, b);)
-MTLEMU_BINARY(kSub, if constexpr (L::kFloat) return a - b;
+MTLEMU_BINARY(kSub, if constexpr (L::kFloat) return sem::CanonicalNaN(a - b);
               else return sem::WrapSub<T>(a, b);)
-MTLEMU_BINARY(kMul, if constexpr (L::kFloat) return a * b;
+MTLEMU_BINARY(kMul, if constexpr (L::kFloat) return sem::CanonicalNaN(a * b);
               else return sem::WrapMul<T>(a, b);)
 MTLEMU_BINARY(
-    kDiv, if constexpr (L::kFloat) { return a / b; } else {
+    kDiv, if constexpr (L::kFloat) { return sem::CanonicalNaN(a / b); } else {
       if (b == 0) return static_cast<sem::V<T>>(sem::kWidthMask<T>);
       if constexpr (L::kSigned) {
         if (a == sem::TypeMin<T>() && b == -1) return a;
@@ -152,7 +159,7 @@ struct AluSemantics<Opcode::kFma> {
   template <ScalarType T>
   static sem::V<T> Eval(sem::V<T> a, sem::V<T> b, sem::V<T> c) {
     if constexpr (LaneType<T>::kFloat) {
-      return std::fma(a, b, c);
+      return sem::CanonicalNaN(std::fma(a, b, c));
     } else {
       return sem::WrapAdd<T>(sem::WrapMul<T>(a, b), c);
     }
@@ -163,17 +170,25 @@ struct AluSemantics<Opcode::kMad> {
   template <ScalarType T>
   static sem::V<T> Eval(sem::V<T> a, sem::V<T> b, sem::V<T> c) {
     if constexpr (LaneType<T>::kFloat) {
-      return a * b + c;
+      return sem::CanonicalNaN(a * b + c);
     } else {
       return sem::WrapAdd<T>(sem::WrapMul<T>(a, b), c);
     }
   }
 };
-// fmin/fmax: a NaN operand gives the other operand (IEEE minNum/maxNum).
-MTLEMU_BINARY(kMin, if constexpr (L::kFloat) return std::fmin(a, b);
-              else return a < b ? a : b;)
-MTLEMU_BINARY(kMax, if constexpr (L::kFloat) return std::fmax(a, b);
-              else return a > b ? a : b;)
+// fmin/fmax: a NaN operand gives the other operand (IEEE minNum/maxNum),
+// signaling or quiet; otherwise a < b ? a : b (so min(-0, +0) is +0, as the
+// vector version computes it too).
+MTLEMU_BINARY(kMin, if constexpr (L::kFloat) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  return a < b ? a : b;
+} else return a < b ? a : b;)
+MTLEMU_BINARY(kMax, if constexpr (L::kFloat) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  return a > b ? a : b;
+} else return a > b ? a : b;)
 MTLEMU_UNARY(kAbs, if constexpr (L::kFloat) return std::fabs(a);
              else return a < 0 ? sem::WrapSub<T>(0, a) : a;)
 MTLEMU_UNARY(kNeg, if constexpr (L::kFloat) return -a;

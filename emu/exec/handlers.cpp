@@ -1,7 +1,11 @@
 #include "emu/exec/handlers.h"
 
+#include "emu/exec/vector_handlers.h"
+
 namespace mtlemu::emu {
 
+// Vector (Highway) handlers first where they exist; the scalar families
+// cover everything.
 Handler HandlerFor(const isa::Instruction& inst) {
   const isa::OpInfo& info = inst.info();
   if (info.cluster != 0) return SimdHandlerFor(inst);
@@ -21,6 +25,7 @@ Handler HandlerFor(const isa::Instruction& inst) {
     case isa::OpShape::kBarrier:
       return nullptr;
     default:
+      if (Handler vector = VectorHandlerFor(inst)) return vector;
       return AluHandlerFor(inst);
   }
 }

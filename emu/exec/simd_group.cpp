@@ -68,10 +68,16 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
           top.pc = next;
         } else {
           // Diverge: this entry waits at the reconvergence point; the two
-          // paths run above it, the taken one first.
+          // paths run above it, the taken one first. When this entry already
+          // ends at the same point (a loop exit taken again), the not-taken
+          // path replaces it, so loops do not grow the stack.
           const uint32_t reconverge = d.reconverge;
-          top.pc = reconverge;
-          stack_.push_back({next, reconverge, not_taken});
+          if (top.reconverge == reconverge) {
+            top = {next, reconverge, not_taken};
+          } else {
+            top.pc = reconverge;
+            stack_.push_back({next, reconverge, not_taken});
+          }
           stack_.push_back({d.target, reconverge, taken});
         }
         break;

@@ -1,0 +1,102 @@
+#include "tests/support/kernel_harness.h"
+
+namespace mtlemu::testing {
+
+KernelHarness::KernelHarness(std::string_view isa_text, std::string kernel,
+                             std::string_view chip, int host_threads) {
+  Result<std::shared_ptr<Device>> device = Device::Create(chip);
+  if (!device.ok()) {
+    status_ = device.error();
+    return;
+  }
+  device_ = device.value();
+  device_->options().host_threads = host_threads;
+  Result<std::shared_ptr<Library>> library =
+      device_->newLibraryWithISA(isa_text, "test.s");
+  if (!library.ok()) {
+    status_ = library.error();
+    return;
+  }
+  if (kernel.empty() && !library.value()->module().kernels.empty()) {
+    kernel = library.value()->module().kernels[0].name;
+  }
+  Result<std::shared_ptr<Function>> function =
+      library.value()->newFunction(kernel);
+  if (!function.ok()) {
+    status_ = function.error();
+    return;
+  }
+  Result<std::shared_ptr<ComputePipelineState>> pipeline =
+      device_->newComputePipelineState(function.value());
+  if (!pipeline.ok()) {
+    status_ = pipeline.error();
+    return;
+  }
+  pipeline_ = pipeline.value();
+}
+
+void KernelHarness::SetBufferBytes(int index, const void* data, size_t size) {
+  Result<std::shared_ptr<Buffer>> b = device_->newBuffer(data, size);
+  if (b.ok()) buffers_[index] = b.value();
+}
+
+void KernelHarness::SetBytesRaw(int index, const void* data, size_t size) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  bytes_[index] = std::vector<uint8_t>(p, p + size);
+}
+
+Status KernelHarness::SetThreadgroupMemoryLength(uint64_t length, int index) {
+  threadgroup_lengths_[index] = length;
+  return {};
+}
+
+Status KernelHarness::Dispatch(bool threads, MTLSize size,
+                               MTLSize threadgroup) {
+  if (!status_.ok()) return status_;
+  last_ = device_->newCommandQueue()->commandBuffer();
+  std::shared_ptr<ComputeCommandEncoder> encoder =
+      last_->computeCommandEncoder();
+  encoder->setComputePipelineState(pipeline_);
+  for (auto& [index, buffer] : buffers_) {
+    if (Status s = encoder->setBuffer(buffer, 0, index); !s.ok()) return s;
+  }
+  for (auto& [index, bytes] : bytes_) {
+    if (Status s = encoder->setBytes(bytes.data(), bytes.size(), index);
+        !s.ok()) {
+      return s;
+    }
+  }
+  for (auto& [index, length] : threadgroup_lengths_) {
+    if (Status s = encoder->setThreadgroupMemoryLength(length, index);
+        !s.ok()) {
+      return s;
+    }
+  }
+  Status s = threads ? encoder->dispatchThreads(size, threadgroup)
+                     : encoder->dispatchThreadgroups(size, threadgroup);
+  if (!s.ok()) return s;
+  encoder->endEncoding();
+  last_->commit();
+  last_->waitUntilCompleted();
+  return {};
+}
+
+Status KernelHarness::DispatchThreads(MTLSize grid, MTLSize threadgroup) {
+  return Dispatch(true, grid, threadgroup);
+}
+
+Status KernelHarness::DispatchThreadgroups(MTLSize groups,
+                                           MTLSize threadgroup) {
+  return Dispatch(false, groups, threadgroup);
+}
+
+const CommandBufferError* KernelHarness::error() const {
+  return last_ ? last_->error() : nullptr;
+}
+
+const DispatchReport* KernelHarness::report() const {
+  return last_ && !last_->dispatches().empty() ? &last_->dispatches().back()
+                                               : nullptr;
+}
+
+}  // namespace mtlemu::testing

@@ -1,0 +1,70 @@
+// Runs ISA kernels through the public host API for tests: assemble, bind,
+// dispatch, read back. Every step that can fail returns a Status the test
+// asserts on, so a broken kernel is a test failure with its message.
+#pragma once
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "emu/device/command_buffer.h"
+#include "emu/device/compute_command_encoder.h"
+#include "emu/device/device.h"
+
+namespace mtlemu::testing {
+
+class KernelHarness {
+ public:
+  // Assembles `isa_text` and makes a pipeline for `kernel` (the first
+  // kernel when empty). Check status() before anything else.
+  explicit KernelHarness(std::string_view isa_text, std::string kernel = "",
+                         std::string_view chip = "m1", int host_threads = 0);
+
+  const Status& status() const { return status_; }
+  Device& device() { return *device_; }
+  const ComputePipelineState& pipeline() const { return *pipeline_; }
+
+  template <class T>
+  void SetBuffer(int index, const std::vector<T>& data) {
+    SetBufferBytes(index, data.data(), data.size() * sizeof(T));
+  }
+  void SetBufferBytes(int index, const void* data, size_t size);
+  template <class T>
+  void SetBytes(int index, const T& value) {
+    SetBytesRaw(index, &value, sizeof(T));
+  }
+  void SetBytesRaw(int index, const void* data, size_t size);
+  Status SetThreadgroupMemoryLength(uint64_t length, int index);
+
+  // Encode and commit one dispatch. A validation failure comes back here; a
+  // fault during the run is in error().
+  Status DispatchThreads(MTLSize grid, MTLSize threadgroup);
+  Status DispatchThreadgroups(MTLSize groups, MTLSize threadgroup);
+  const CommandBufferError* error() const;
+  const DispatchReport* report() const;
+
+  template <class T>
+  std::vector<T> Read(int index) const {
+    const Buffer& b = *buffers_.at(index);
+    std::vector<T> out(b.length() / sizeof(T));
+    std::memcpy(out.data(), b.contents(), out.size() * sizeof(T));
+    return out;
+  }
+
+ private:
+  Status Dispatch(bool threads, MTLSize size, MTLSize threadgroup);
+
+  Status status_;
+  std::shared_ptr<Device> device_;
+  std::shared_ptr<ComputePipelineState> pipeline_;
+  std::map<int, std::shared_ptr<Buffer>> buffers_;
+  std::map<int, std::vector<uint8_t>> bytes_;
+  std::map<int, uint64_t> threadgroup_lengths_;
+  std::shared_ptr<CommandBuffer> last_;
+};
+
+}  // namespace mtlemu::testing
