@@ -30,11 +30,14 @@ Size3 ThreadgroupSize(const DispatchGrid& g, const Size3& position) {
 void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
                  const Size3& position, const Size3& size, uint32_t simd) {
   const uint32_t threads = size[0] * size[1] * size[2];
+  const uint32_t first = simd * kLanes;
+  // The first lane's position in the threadgroup; the others follow by
+  // counting (no division per lane).
+  uint32_t tx = first % size[0];
+  uint32_t ty = (first / size[0]) % size[1];
+  uint32_t tz = first / (size[0] * size[1]);
   for (int l = 0; l < kLanes; ++l) {
-    const uint32_t index = simd * kLanes + l;
-    const uint32_t tx = index % size[0];
-    const uint32_t ty = (index / size[0]) % size[1];
-    const uint32_t tz = index / (size[0] * size[1]);
+    const uint32_t index = first + l;
     uint32_t v = 0;
     switch (sr) {
       case SpecialRegister::kThreadPositionInGridX:
@@ -76,6 +79,13 @@ void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
         v = (threads + 3) / 4; break;
     }
     slot[l] = v;
+    if (++tx == size[0]) {
+      tx = 0;
+      if (++ty == size[1]) {
+        ty = 0;
+        ++tz;
+      }
+    }
   }
 }
 

@@ -16,6 +16,10 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
   constexpr uint64_t kCheckInterval = 1u << 14;
   const DecodedInstruction* code = kernel.code.data();
   uint64_t until_check = kCheckInterval;
+  // Active-lane count, recomputed only when the mask changes (popcount is a
+  // library call on baseline x86-64).
+  uint32_t counted_mask = 0;
+  uint64_t counted_lanes = 0;
   while (true) {
     if (stack_.empty()) return status_ = SimdGroupStatus::kDone;
     ReconvergenceEntry& top = stack_.back();
@@ -36,7 +40,11 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
     }
     const DecodedInstruction& d = code[top.pc];
     ++stats.instructions;
-    stats.lane_instructions += static_cast<uint64_t>(std::popcount(mask));
+    if (mask != counted_mask) {
+      counted_mask = mask;
+      counted_lanes = static_cast<uint64_t>(std::popcount(mask));
+    }
+    stats.lane_instructions += counted_lanes;
     switch (d.flow) {
       case Flow::kNext:
         ctx.mask = mask;
