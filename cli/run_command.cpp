@@ -96,7 +96,9 @@ std::map<int, BoundBuffer> MakeBuffers(Device& device,
     BoundBuffer b;
     b.origin = "--buffer '" + text + "'";
     if (const auto* npy = std::get_if<NpyBuffer>(&spec.source)) {
-      NpyArray array = Unwrap(ReadNpy(npy->path));
+      Result<NpyArray> read = ReadNpy(npy->path);
+      if (!read.ok()) throw RunError(b.origin + ": " + read.error().message);
+      NpyArray array = std::move(read).value();
       CheckType(kernel, spec.index, array.type, b.origin,
                 array.type == isa::ScalarType::kUShort);
       b.type = array.type;
@@ -301,7 +303,14 @@ int RunCommand(const RunOptions& options) {
   try {
     return Run(options);
   } catch (const RunError& e) {
-    std::fprintf(stderr, "mtlemu: error: %s\n", e.message().c_str());
+    // Diagnostics ("file:line:col: error: ...") are printed as they are.
+    std::string message = e.message();
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    if (message.find(": error: ") != std::string::npos) {
+      std::fprintf(stderr, "%s\n", message.c_str());
+    } else {
+      std::fprintf(stderr, "mtlemu: error: %s\n", message.c_str());
+    }
     return e.code();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "mtlemu: error: out of host memory\n");

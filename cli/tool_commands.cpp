@@ -45,6 +45,10 @@ bool LoadModule(const std::string& file, isa::Module& module) {
     module = std::move(assembled.module);
   }
   if (diagnostics.empty()) diagnostics = isa::Verify(module);
+  if (diagnostics.empty() && module.kernels.empty()) {
+    Fail(file + ": no kernel in this file");
+    return false;
+  }
   if (!diagnostics.empty()) {
     std::fputs(isa::FormatDiagnostics(diagnostics).c_str(), stderr);
     return false;

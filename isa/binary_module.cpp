@@ -279,7 +279,8 @@ bool DeserializeModule(std::span<const uint8_t> data, Module& module,
       const uint32_t index = r.U32();
       k.labels[index] = r.String();
     }
-    ComputeResources(k);
+    // Resources only of what decoded cleanly: a bad opcode has no table row.
+    if (valid && r.ok()) ComputeResources(k);
     module.kernels.push_back(std::move(k));
   }
   if (!r.ok()) {

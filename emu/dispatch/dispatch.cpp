@@ -1,5 +1,7 @@
 #include "emu/dispatch/dispatch.h"
 
+#include <fmt/format.h>
+
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
@@ -162,8 +164,8 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
     result.fault.kind = FaultKind::kTimeout;
     result.fault.kernel = setup.kernel->kernel->name;
     result.fault.detail =
-        "the dispatch ran longer than " +
-        std::to_string(setup.timeout.count() / 1000.0) + " s (" +
+        fmt::format("the dispatch ran longer than {:g} s (",
+                    static_cast<double>(setup.timeout.count()) / 1000.0) +
         std::to_string(result.threadgroups_done) + " of " +
         std::to_string(total) +
         " threadgroups done); Metal reports this as "

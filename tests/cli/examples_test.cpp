@@ -9,35 +9,30 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <map>
+#include <ostream>
 #include <random>
-#include <span>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "cli/buffer_spec.h"
-#include "cli/npy.h"
-#include "tests/cli/mtlemu_process.h"
+#include "cli/exit_codes.h"
+#include "tests/cli/cli_test_util.h"
 
 namespace mtlemu::cli {
 namespace {
 
+using cli_test::FromBytes;
 using cli_test::ProcessResult;
+using cli_test::ReadFile;
+using cli_test::ReadNpyValues;
 using cli_test::RunMtlemu;
 using cli_test::ScratchDir;
 using isa::ScalarType;
 
 std::string Example(const std::string& file) {
   return std::string(MTLEMU_SOURCE_DIR) + "/examples/" + file;
-}
-
-template <class T>
-std::vector<T> FromBytes(std::span<const uint8_t> bytes) {
-  std::vector<T> values(bytes.size() / sizeof(T));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
-  return values;
 }
 
 // The elements the command line makes for the generated --buffer argument
@@ -61,26 +56,12 @@ std::string NpyArgument(const ScratchDir& dir, const std::string& name,
                         int index, ScalarType type,
                         const std::vector<T>& values) {
   const std::string path = dir.Path(name);
-  const std::vector<uint64_t> shape = {values.size()};
-  const Status s = WriteNpy(
-      path, type, shape,
-      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values.data()),
-                               values.size() * sizeof(T)));
-  EXPECT_TRUE(s.ok()) << s.error().message;
+  cli_test::WriteNpyValues(path, type, values);
   return std::to_string(index) + "=" + path;
 }
 
-// The elements of an output of `type` that must hold `count` of them.
-template <class T>
-std::vector<T> Values(const NpyArray& array, ScalarType type, size_t count) {
-  EXPECT_EQ(array.type, type);
-  EXPECT_EQ(array.shape, std::vector<uint64_t>{count});
-  if (array.type != type || array.data.size() != count * sizeof(T)) return {};
-  return FromBytes<T>(array.data);
-}
-
-// Outputs of one run by buffer index.
-using Outputs = std::map<int, NpyArray>;
+// The .npy files a run wrote, by buffer index.
+using Outputs = std::map<int, std::string>;
 
 // Runs `mtlemu run examples/EXAMPLE ARGS...` twice, with --threads 1 and
 // with the default number of host threads, writing the buffers `outs` of
@@ -95,23 +76,17 @@ Outputs RunExample(const ScratchDir& dir, const std::string& example,
     command.insert(command.end(), args.begin(), args.end());
     if (threads != "default") command.insert(command.end(), {"--threads", "1"});
     for (int index : outs) {
-      command.push_back("--out");
-      command.push_back(std::to_string(index) + "=" +
-                        dir.Path("out" + std::to_string(index) + "_threads_" +
-                                 threads + ".npy"));
-    }
-    const ProcessResult r = RunMtlemu(dir, command);
-    EXPECT_EQ(r.exit_code, 0) << "threads " << threads << ": " << r.err;
-    for (int index : outs) {
       const std::string path = dir.Path("out" + std::to_string(index) +
                                         "_threads_" + threads + ".npy");
-      Result<NpyArray> array = ReadNpy(path);
-      EXPECT_TRUE(array.ok()) << array.error().message;
-      if (array.ok()) runs[threads][index] = std::move(array).value();
+      command.push_back("--out");
+      command.push_back(std::to_string(index) + "=" + path);
+      runs[threads][index] = path;
     }
+    const ProcessResult r = RunMtlemu(dir, command);
+    EXPECT_EQ(r.exit_code, kExitOk) << "threads " << threads << ": " << r.err;
   }
   for (int index : outs) {
-    EXPECT_EQ(runs["1"][index].data, runs["default"][index].data)
+    EXPECT_EQ(ReadFile(runs["1"][index]), ReadFile(runs["default"][index]))
         << "buffer " << index << " differs between --threads 1 and default";
   }
   return runs["default"];
@@ -122,8 +97,8 @@ Outputs RunExample(const ScratchDir& dir, const std::string& example,
 ::testing::AssertionResult BitsEqual(const std::vector<float>& actual,
                                      const std::vector<float>& expected) {
   if (actual.size() != expected.size()) {
-    return ::testing::AssertionFailure() << "size " << actual.size()
-                                         << " != expected " << expected.size();
+    return ::testing::AssertionFailure()
+           << "size " << actual.size() << " != expected " << expected.size();
   }
   ::testing::AssertionResult result = ::testing::AssertionSuccess();
   int mismatches = 0;
@@ -157,8 +132,7 @@ std::vector<float> RandomFloats(size_t count, uint32_t seed) {
 
 // `count` integers in [-limit, limit] as floats: their sums are exact in any
 // order while they stay below 2^24 in magnitude.
-std::vector<float> RandomIntegerFloats(size_t count, int limit,
-                                       uint32_t seed) {
+std::vector<float> RandomIntegerFloats(size_t count, int limit, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> value(-limit, limit);
   std::vector<float> v(count);
@@ -184,15 +158,16 @@ TEST_F(ExamplesTest, VectorAddGridNotMultipleOfThreadgroup) {
   const std::string a_arg = "0=float[1000]:random(1)";
   const std::vector<float> a = Generated<float>(a_arg);
   const std::vector<float> b = RandomFloats(1000, 2);
-  const Outputs out = RunExample(
-      dir_, "vector_add.s",
-      {"--kernel", "vector_add", "--grid", "1000", "--threadgroup", "256",
-       "--buffer", a_arg, "--buffer",
-       NpyArgument(dir_, "b.npy", 1, ScalarType::kFloat, b), "--buffer",
-       "2=float[1000]:zeros", "--bytes", "3=uint:1000"},
-      {2});
-  EXPECT_TRUE(BitsEqual(Values<float>(out.at(2), ScalarType::kFloat, 1000),
-                        VectorAddReference(a, b, std::vector<float>(1000), 1000)));
+  const Outputs out =
+      RunExample(dir_, "vector_add.s",
+                 {"--kernel", "vector_add", "--grid", "1000", "--threadgroup",
+                  "256", "--buffer", a_arg, "--buffer",
+                  NpyArgument(dir_, "b.npy", 1, ScalarType::kFloat, b),
+                  "--buffer", "2=float[1000]:zeros", "--bytes", "3=uint:1000"},
+                 {2});
+  EXPECT_TRUE(
+      BitsEqual(ReadNpyValues<float>(out.at(2), ScalarType::kFloat),
+                VectorAddReference(a, b, std::vector<float>(1000), 1000)));
 }
 
 // 4 whole threadgroups are 1024 threads for n = 1000: the kernel's bounds
@@ -201,14 +176,14 @@ TEST_F(ExamplesTest, VectorAddWholeThreadgroupsCheckBounds) {
   const std::string a_arg = "0=float[1000]:iota";
   const std::string b_arg = "1=float[1000]:random(42)";
   const std::string out_arg = "2=float[1024]:fill(-1.5)";
-  const Outputs out = RunExample(
-      dir_, "vector_add.s",
-      {"--kernel", "vector_add", "--groups", "4", "--threadgroup", "256",
-       "--buffer", a_arg, "--buffer", b_arg, "--buffer", out_arg, "--bytes",
-       "3=uint:1000"},
-      {2});
+  const Outputs out =
+      RunExample(dir_, "vector_add.s",
+                 {"--kernel", "vector_add", "--groups", "4", "--threadgroup",
+                  "256", "--buffer", a_arg, "--buffer", b_arg, "--buffer",
+                  out_arg, "--bytes", "3=uint:1000"},
+                 {2});
   EXPECT_TRUE(BitsEqual(
-      Values<float>(out.at(2), ScalarType::kFloat, 1024),
+      ReadNpyValues<float>(out.at(2), ScalarType::kFloat),
       VectorAddReference(Generated<float>(a_arg), Generated<float>(b_arg),
                          Generated<float>(out_arg), 1000)));
 }
@@ -229,7 +204,8 @@ ReductionReference ReduceReference(const std::vector<float>& x,
   ReductionReference ref{std::vector<double>(groups),
                          std::vector<double>(groups)};
   for (size_t i = 0; i < x.size(); ++i) {
-    const uint32_t group = static_cast<uint32_t>(i % grid_threads) / threadgroup;
+    const uint32_t group =
+        static_cast<uint32_t>(i % grid_threads) / threadgroup;
     ref.sums[group] += x[i];
     ref.abs_sums[group] += std::fabs(x[i]);
   }
@@ -243,9 +219,14 @@ struct ReductionCase {
   uint32_t threadgroup;
 };
 
-class ReductionExactTest
-    : public ExamplesTest,
-      public ::testing::WithParamInterface<ReductionCase> {};
+void PrintTo(const ReductionCase& c, std::ostream* os) {
+  *os << "n=" << c.n << " " << c.dispatch << " " << c.size << " --threadgroup "
+      << c.threadgroup;
+}
+
+class ReductionExactTest : public ExamplesTest,
+                           public ::testing::WithParamInterface<ReductionCase> {
+};
 
 // Integer-valued data: every order of summation gives the exact sum.
 TEST_P(ReductionExactTest, PartialSumsAreExact) {
@@ -265,7 +246,7 @@ TEST_P(ReductionExactTest, PartialSumsAreExact) {
        "2=uint:" + std::to_string(c.n)},
       {1});
   const std::vector<float> partial =
-      Values<float>(out.at(1), ScalarType::kFloat, count);
+      ReadNpyValues<float>(out.at(1), ScalarType::kFloat);
   std::vector<float> expected(ref.sums.begin(), ref.sums.end());
   EXPECT_TRUE(BitsEqual(partial, expected));
 }
@@ -289,14 +270,14 @@ TEST_F(ExamplesTest, ReductionOfRandomDataIsAccurate) {
   const std::string in_arg = "0=float[100000]:random(7)";
   const std::vector<float> x = Generated<float>(in_arg);
   const ReductionReference ref = ReduceReference(x, 16 * 256, 256);
-  const Outputs out = RunExample(
-      dir_, "reduction.s",
-      {"--kernel", "reduce_sum", "--groups", "16", "--threadgroup", "256",
-       "--buffer", in_arg, "--buffer", "1=float[16]:zeros", "--bytes",
-       "2=uint:100000"},
-      {1});
+  const Outputs out =
+      RunExample(dir_, "reduction.s",
+                 {"--kernel", "reduce_sum", "--groups", "16", "--threadgroup",
+                  "256", "--buffer", in_arg, "--buffer", "1=float[16]:zeros",
+                  "--bytes", "2=uint:100000"},
+                 {1});
   const std::vector<float> partial =
-      Values<float>(out.at(1), ScalarType::kFloat, 16);
+      ReadNpyValues<float>(out.at(1), ScalarType::kFloat);
   ASSERT_EQ(partial.size(), 16u);
   for (size_t g = 0; g < 16; ++g) {
     EXPECT_NEAR(partial[g], ref.sums[g], 64 * std::ldexp(ref.abs_sums[g], -24))
@@ -323,7 +304,7 @@ TEST_F(ExamplesTest, HistogramOfRandomBytes) {
        "--buffer", NpyArgument(dir_, "data.npy", 0, ScalarType::kUChar, data),
        "--buffer", "1=uint[256]:zeros", "--bytes", "2=uint:100003"},
       {1});
-  EXPECT_EQ(Values<uint32_t>(out.at(1), ScalarType::kUInt, 256),
+  EXPECT_EQ(ReadNpyValues<uint32_t>(out.at(1), ScalarType::kUInt),
             HistogramReference(data, std::vector<uint32_t>(256)));
 }
 
@@ -333,6 +314,10 @@ struct HistogramCase {
   std::vector<std::string> dispatch;
 };
 
+void PrintTo(const HistogramCase& c, std::ostream* os) {
+  *os << c.data << " " << c.hist;
+}
+
 class HistogramGeneratedTest
     : public ExamplesTest,
       public ::testing::WithParamInterface<HistogramCase> {};
@@ -341,12 +326,14 @@ class HistogramGeneratedTest
 TEST_P(HistogramGeneratedTest, AddsCountsToHistogram) {
   const HistogramCase& c = GetParam();
   const std::vector<uint8_t> data = Generated<uint8_t>(c.data);
-  std::vector<std::string> args = {"--kernel", "histogram", "--buffer",
-                                   c.data,     "--buffer",  c.hist,
-                                   "--bytes",  "2=uint:" + std::to_string(data.size())};
+  std::vector<std::string> args = {
+      "--kernel", "histogram",
+      "--buffer", c.data,
+      "--buffer", c.hist,
+      "--bytes",  "2=uint:" + std::to_string(data.size())};
   args.insert(args.end(), c.dispatch.begin(), c.dispatch.end());
   const Outputs out = RunExample(dir_, "histogram.s", args, {1});
-  EXPECT_EQ(Values<uint32_t>(out.at(1), ScalarType::kUInt, 256),
+  EXPECT_EQ(ReadNpyValues<uint32_t>(out.at(1), ScalarType::kUInt),
             HistogramReference(data, Generated<uint32_t>(c.hist)));
 }
 
@@ -354,12 +341,15 @@ INSTANTIATE_TEST_SUITE_P(
     Examples, HistogramGeneratedTest,
     ::testing::Values(
         // iota wraps modulo 256; a smaller last threadgroup.
-        HistogramCase{"0=uchar[1000]:iota", "1=uint[256]:fill(5)",
+        HistogramCase{"0=uchar[1000]:iota",
+                      "1=uint[256]:fill(5)",
                       {"--grid", "1000", "--threadgroup", "256"}},
-        HistogramCase{"0=uchar[4099]:random(3)", "1=uint[256]:zeros",
+        HistogramCase{"0=uchar[4099]:random(3)",
+                      "1=uint[256]:zeros",
                       {"--groups", "3", "--threadgroup", "64"}},
         // Threadgroups of 32 threads: each zeroes and flushes 8 bins.
-        HistogramCase{"0=uchar[777]:fill(200)", "1=uint[256]:iota",
+        HistogramCase{"0=uchar[777]:fill(200)",
+                      "1=uint[256]:iota",
                       {"--grid", "100", "--threadgroup", "32"}}));
 
 // --- matmul_tiled.s ----------------------------------------------------------
@@ -386,6 +376,11 @@ struct MatmulCase {
   bool groups;  // dispatchThreadgroups, else dispatchThreads
 };
 
+void PrintTo(const MatmulCase& c, std::ostream* os) {
+  *os << c.m << "x" << c.n << "x" << c.k
+      << (c.groups ? " --groups" : " --grid");
+}
+
 class MatmulTest : public ExamplesTest,
                    public ::testing::WithParamInterface<MatmulCase> {};
 
@@ -396,22 +391,29 @@ TEST_P(MatmulTest, MatchesFmaReference) {
   const std::vector<float> a = Generated<float>(a_arg);
   const std::vector<float> b = RandomFloats(c.n * c.k, c.m + c.n + c.k);
   const std::vector<std::string> dispatch =
-      c.groups ? std::vector<std::string>{"--groups",
-                                          std::to_string((c.n + 15) / 16) +
-                                              "," +
-                                              std::to_string((c.m + 15) / 16)}
-               : std::vector<std::string>{"--grid", std::to_string(c.n) + "," +
-                                                        std::to_string(c.m)};
+      c.groups
+          ? std::vector<std::string>{"--groups",
+                                     std::to_string((c.n + 15) / 16) + "," +
+                                         std::to_string((c.m + 15) / 16)}
+          : std::vector<std::string>{
+                "--grid", std::to_string(c.n) + "," + std::to_string(c.m)};
   std::vector<std::string> args = {
-      "--kernel", "matmul_tiled", "--threadgroup", "16,16", "--buffer", a_arg,
-      "--buffer", NpyArgument(dir_, "b.npy", 1, ScalarType::kFloat, b),
-      "--buffer", "2=float[" + std::to_string(c.m * c.n) + "]:fill(-7)",
+      "--kernel",
+      "matmul_tiled",
+      "--threadgroup",
+      "16,16",
+      "--buffer",
+      a_arg,
+      "--buffer",
+      NpyArgument(dir_, "b.npy", 1, ScalarType::kFloat, b),
+      "--buffer",
+      "2=float[" + std::to_string(c.m * c.n) + "]:fill(-7)",
       "--bytes",
       "3=uint:" + std::to_string(c.m) + "," + std::to_string(c.n) + "," +
           std::to_string(c.k)};
   args.insert(args.end(), dispatch.begin(), dispatch.end());
   const Outputs out = RunExample(dir_, "matmul_tiled.s", args, {2});
-  EXPECT_TRUE(BitsEqual(Values<float>(out.at(2), ScalarType::kFloat, c.m * c.n),
+  EXPECT_TRUE(BitsEqual(ReadNpyValues<float>(out.at(2), ScalarType::kFloat),
                         MatmulReference(a, b, c.m, c.n, c.k)));
 }
 

@@ -1,19 +1,23 @@
-// Running the mtlemu executable (MTLEMU_BINARY) from tests: a scratch
-// directory per test and a runner that captures the exit code, stdout and
-// stderr. Header-only: each test executable that includes it gets its own
-// copy.
+// Helpers for the tests that run the mtlemu executable (MTLEMU_BINARY): a
+// scratch directory per test, a runner that captures the exit code, stdout
+// and stderr, and typed access to .npy files. Header-only.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "cli/npy.h"
 
 namespace mtlemu::cli_test {
 
@@ -23,8 +27,7 @@ class ScratchDir {
  public:
   ScratchDir() {
     std::string name =
-        (std::filesystem::temp_directory_path() / "mtlemu_cli_XXXXXX")
-            .string();
+        (std::filesystem::temp_directory_path() / "mtlemu_cli_XXXXXX").string();
     if (mkdtemp(name.data()) == nullptr) {
       ADD_FAILURE() << "mkdtemp failed for " << name;
     }
@@ -105,6 +108,40 @@ inline ::testing::AssertionResult Contains(const std::string& text,
   }
   return ::testing::AssertionFailure()
          << "'" << text << "' does not contain '" << part << "'";
+}
+
+// Writes `values` to `path` as a 1-D .npy of `type` (sizeof(T) must be
+// SizeOf(type)).
+template <class T>
+void WriteNpyValues(const std::string& path, isa::ScalarType type,
+                    const std::vector<T>& values) {
+  const std::vector<uint64_t> shape = {values.size()};
+  const Status s = cli::WriteNpy(
+      path, type, shape,
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values.data()),
+                               values.size() * sizeof(T)));
+  ASSERT_TRUE(s.ok()) << s.error().message;
+}
+
+template <class T>
+std::vector<T> FromBytes(std::span<const uint8_t> bytes) {
+  std::vector<T> values(bytes.size() / sizeof(T));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(T));
+  return values;
+}
+
+// The elements of the .npy file at `path`, which must be a 1-D array of
+// `type`; empty (with a test failure) if it is not.
+template <class T>
+std::vector<T> ReadNpyValues(const std::string& path, isa::ScalarType type) {
+  Result<cli::NpyArray> array = cli::ReadNpy(path);
+  EXPECT_TRUE(array.ok()) << array.error().message;
+  if (!array.ok()) return {};
+  const cli::NpyArray& a = array.value();
+  EXPECT_EQ(a.type, type) << path;
+  EXPECT_EQ(a.shape.size(), 1u) << path;
+  if (a.type != type || a.shape.size() != 1) return {};
+  return FromBytes<T>(a.data);
 }
 
 }  // namespace mtlemu::cli_test
