@@ -29,7 +29,9 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHexDigit(char c) {
   return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
-bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool IsAlpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 bool IsNameStart(char c) {
   return IsAlpha(c) || c == '_' || c == '.' || c == '$';
 }
@@ -222,17 +224,16 @@ std::string TypeRange(ScalarType type) {
   const int width = SizeOf(type) * 8;
   if (type == ScalarType::kBool) return "0..1";
   if (IsSigned(type)) {
-    const int64_t max = width == 64
-                            ? INT64_MAX
-                            : static_cast<int64_t>((uint64_t{1} << (width - 1)) - 1);
+    const int64_t max =
+        width == 64 ? INT64_MAX
+                    : static_cast<int64_t>((uint64_t{1} << (width - 1)) - 1);
     return std::to_string(-max - 1) + ".." + std::to_string(max);
   }
   const uint64_t max = width == 64 ? UINT64_MAX : (uint64_t{1} << width) - 1;
   return "0.." + std::to_string(max);
 }
 
-std::optional<uint64_t> FloatSpecialBits(ScalarType type, bool neg,
-                                         bool nan) {
+std::optional<uint64_t> FloatSpecialBits(ScalarType type, bool neg, bool nan) {
   switch (type) {
     case ScalarType::kFloat:
       return (neg ? 0x80000000u : 0u) | (nan ? 0x7fc00000u : 0x7f800000u);
@@ -250,35 +251,57 @@ std::optional<uint64_t> FloatSpecialBits(ScalarType type, bool neg,
 std::string_view OperandSignature(OpShape shape) {
   switch (shape) {
     case OpShape::kNullary:
-    case OpShape::kBarrier: return "";
-    case OpShape::kNullaryValue: return "d";
+    case OpShape::kBarrier:
+      return "";
+    case OpShape::kNullaryValue:
+      return "d";
     case OpShape::kUnary:
     case OpShape::kTest:
-    case OpShape::kConvert: return "d, a";
+    case OpShape::kConvert:
+      return "d, a";
     case OpShape::kBinary:
     case OpShape::kBinaryInt:
-    case OpShape::kCompare: return "d, a, b";
-    case OpShape::kTernary: return "d, a, b, c";
-    case OpShape::kSelect: return "d, c, a, b";
+    case OpShape::kCompare:
+      return "d, a, b";
+    case OpShape::kTernary:
+      return "d, a, b, c";
+    case OpShape::kSelect:
+      return "d, c, a, b";
     case OpShape::kLoad:
-    case OpShape::kAtomicLoad: return "d, [mem]";
+    case OpShape::kAtomicLoad:
+      return "d, [mem]";
     case OpShape::kStore:
-    case OpShape::kAtomicStore: return "[mem], s";
-    case OpShape::kAtomic: return "d, [mem], v";
-    case OpShape::kAtomicCas: return "d, [mem], expected, desired";
-    case OpShape::kBranch: return "target";
-    case OpShape::kCondBranch: return "c, target, reconvergence";
-    case OpShape::kVote: return "d, c";
-    case OpShape::kMatrixLoad: return "d, [mem], stride";
-    case OpShape::kMatrixStore: return "[mem], s, stride";
+    case OpShape::kAtomicStore:
+      return "[mem], s";
+    case OpShape::kAtomic:
+      return "d, [mem], v";
+    case OpShape::kAtomicCas:
+      return "d, [mem], expected, desired";
+    case OpShape::kBranch:
+      return "target";
+    case OpShape::kCondBranch:
+      return "c, target, reconvergence";
+    case OpShape::kVote:
+      return "d, c";
+    case OpShape::kMatrixLoad:
+      return "d, [mem], stride";
+    case OpShape::kMatrixStore:
+      return "[mem], s, stride";
   }
   return "";
 }
 
-// --- modifiers ----------------------------------------------------------------
+// --- modifiers
+// ----------------------------------------------------------------
 
-enum ModifierSlot { kSlotSpace, kSlotVector, kSlotType, kSlotType2,
-                    kSlotTranspose, kSlotMemFlag };
+enum ModifierSlot {
+  kSlotSpace,
+  kSlotVector,
+  kSlotType,
+  kSlotType2,
+  kSlotTranspose,
+  kSlotMemFlag
+};
 
 std::optional<AddressSpace> AddressSpaceFromName(std::string_view name) {
   if (name == "device") return AddressSpace::kDevice;
@@ -289,8 +312,8 @@ std::optional<AddressSpace> AddressSpaceFromName(std::string_view name) {
 }
 
 std::vector<std::string_view> AllModifierNames() {
-  std::vector<std::string_view> out = {"device", "constant", "threadgroup",
-                                       "thread", "v2",       "v3",
+  std::vector<std::string_view> out = {"device", "constant",  "threadgroup",
+                                       "thread", "v2",        "v3",
                                        "v4",     "transpose", "mem_none"};
   for (int i = 0; i < kNumScalarTypes; ++i) {
     out.push_back(IsaSuffix(static_cast<ScalarType>(i)));
@@ -301,16 +324,22 @@ std::vector<std::string_view> AllModifierNames() {
 
 std::string_view SlotName(int slot) {
   switch (slot) {
-    case kSlotSpace: return "address space";
-    case kSlotVector: return "vector count";
+    case kSlotSpace:
+      return "address space";
+    case kSlotVector:
+      return "vector count";
     case kSlotType:
-    case kSlotType2: return "type";
-    case kSlotTranspose: return "transpose";
-    default: return "memory flags";
+    case kSlotType2:
+      return "type";
+    case kSlotTranspose:
+      return "transpose";
+    default:
+      return "memory flags";
   }
 }
 
-// --- operands as written --------------------------------------------------------
+// --- operands as written
+// --------------------------------------------------------
 
 struct RawOperand {
   enum Kind { kRegister, kUniform, kSpecial, kImmediate, kName, kMemory };
@@ -322,12 +351,18 @@ struct RawOperand {
 
 std::string_view Describe(const RawOperand& raw) {
   switch (raw.kind) {
-    case RawOperand::kRegister: return "a register";
-    case RawOperand::kUniform: return "a uniform";
-    case RawOperand::kSpecial: return "a special register";
-    case RawOperand::kImmediate: return "an immediate";
-    case RawOperand::kName: return "a label";
-    case RawOperand::kMemory: return "a memory reference";
+    case RawOperand::kRegister:
+      return "a register";
+    case RawOperand::kUniform:
+      return "a uniform";
+    case RawOperand::kSpecial:
+      return "a special register";
+    case RawOperand::kImmediate:
+      return "an immediate";
+    case RawOperand::kName:
+      return "a label";
+    case RawOperand::kMemory:
+      return "a memory reference";
   }
   return "?";
 }
@@ -458,8 +493,8 @@ void Assembler::ParseLine(std::string_view line) {
       }
     } else if (c == '"') {
       in_string = true;
-    } else if (c == ';' || (c == '/' && i + 1 < line.size() &&
-                            line[i + 1] == '/')) {
+    } else if (c == ';' ||
+               (c == '/' && i + 1 < line.size() && line[i + 1] == '/')) {
       line = line.substr(0, i);
       break;
     }
@@ -541,10 +576,18 @@ bool Assembler::Tokenize(std::string_view rest, int column,
         if (i >= rest.size()) break;
         c = rest[i++];
         switch (c) {
-          case 'n': token.value += '\n'; break;
-          case 't': token.value += '\t'; break;
-          case '\\': token.value += '\\'; break;
-          case '"': token.value += '"'; break;
+          case 'n':
+            token.value += '\n';
+            break;
+          case 't':
+            token.value += '\t';
+            break;
+          case '\\':
+            token.value += '\\';
+            break;
+          case '"':
+            token.value += '"';
+            break;
           case 'x': {
             if (i + 2 > rest.size() || !IsHexDigit(rest[i]) ||
                 !IsHexDigit(rest[i + 1])) {
@@ -559,9 +602,9 @@ bool Assembler::Tokenize(std::string_view rest, int column,
             break;
           }
           default:
-            return Error(column + static_cast<int>(i) - 2,
-                         "unknown escape \\" + std::string(1, c) +
-                             " in string");
+            return Error(
+                column + static_cast<int>(i) - 2,
+                "unknown escape \\" + std::string(1, c) + " in string");
         }
       }
       if (!closed) return Error(token.column, "unterminated string");
@@ -581,8 +624,8 @@ bool Assembler::Tokenize(std::string_view rest, int column,
 bool Assembler::ParseUint(const Token& token, std::string_view what,
                           uint64_t max, uint64_t* value) {
   if (token.is_string) {
-    return Error(token.column, "expected " + std::string(what) +
-                                   ", got a string");
+    return Error(token.column,
+                 "expected " + std::string(what) + ", got a string");
   }
   const NumberStatus status = ParseUnsigned(token.text, value);
   if (status == NumberStatus::kMalformed) {
@@ -605,8 +648,8 @@ bool Assembler::ParseUniformToken(const Token& token, int* uniform) {
                  "expected a uniform register uN, got " + Quote(token.text));
   }
   if (n >= kMaxUniforms) {
-    return Error(token.column, "uniform " + Quote(token.text) +
-                                   " out of range (u0..u255)");
+    return Error(token.column,
+                 "uniform " + Quote(token.text) + " out of range (u0..u255)");
   }
   *uniform = n;
   return true;
@@ -656,26 +699,27 @@ bool Assembler::ParseDirective(std::string_view rest, int column) {
   };
 
   if (name == ".kernel") {
-    if (!expect_count(1, 1, ".kernel NAME")) return false;
-    if (!expect_name(args[0], "kernel name")) return false;
     if (open_) {
       Error(column, "missing .end for kernel '" + open_->kernel.name +
                         "' (opened at line " + std::to_string(open_->line) +
                         ")");
       CloseKernel();
     }
+    // The kernel opens even when the line is bad, so that its body and
+    // .end do not cascade into more errors.
+    open_.emplace();
+    open_->line = line_;
+    if (!expect_count(1, 1, ".kernel NAME")) return false;
+    if (!expect_name(args[0], "kernel name")) return false;
     const std::string kernel_name(args[0].text);
+    open_->kernel.name = kernel_name;
     auto it = kernel_lines_.find(kernel_name);
     if (it != kernel_lines_.end()) {
-      Error(args[0].column, "duplicate kernel name '" + kernel_name +
-                                "' (first defined at line " +
-                                std::to_string(it->second) + ")");
-    } else {
-      kernel_lines_.emplace(kernel_name, line_);
+      return Error(args[0].column, "duplicate kernel name '" + kernel_name +
+                                       "' (first defined at line " +
+                                       std::to_string(it->second) + ")");
     }
-    open_.emplace();
-    open_->kernel.name = kernel_name;
-    open_->line = line_;
+    kernel_lines_.emplace(kernel_name, line_);
     return true;
   }
   if (name == ".end") {
@@ -713,15 +757,14 @@ bool Assembler::ParseDirective(std::string_view rest, int column) {
     uint64_t file, line, col = 0;
     if (!ParseUint(args[0], "file number", 65535, &file)) return false;
     if (!ParseUint(args[1], "line", UINT32_MAX, &line)) return false;
-    if (args.size() == 3 &&
-        !ParseUint(args[2], "column", UINT32_MAX, &col)) {
+    if (args.size() == 3 && !ParseUint(args[2], "column", UINT32_MAX, &col)) {
       return false;
     }
     if (file >= declared_files_.size() || !declared_files_[file]) {
-      return Error(args[0].column,
-                   "file " + std::to_string(file) +
-                       " is not declared (use .file " + std::to_string(file) +
-                       " \"PATH\" before it)");
+      return Error(args[0].column, "file " + std::to_string(file) +
+                                       " is not declared (use .file " +
+                                       std::to_string(file) +
+                                       " \"PATH\" before it)");
     }
     if (file == 0 && line == 0) {
       loc_.reset();  // back to each instruction's own line
@@ -747,14 +790,14 @@ bool Assembler::ParseDirective(std::string_view rest, int column) {
     } else if (args[2].text == "constant") {
       b.space = AddressSpace::kConstant;
     } else {
-      return Error(args[2].column, "buffer address space must be device or "
-                                   "constant, got " +
-                                       Quote(args[2].text));
+      return Error(args[2].column,
+                   "buffer address space must be device or "
+                   "constant, got " +
+                       Quote(args[2].text));
     }
     if (args[3].text != "void") {
-      b.element = args[3].is_string
-                      ? std::nullopt
-                      : ScalarTypeFromMetalName(args[3].text);
+      b.element = args[3].is_string ? std::nullopt
+                                    : ScalarTypeFromMetalName(args[3].text);
       if (!b.element) {
         std::vector<std::string_view> names = {"void"};
         for (int i = 0; i < kNumScalarTypes; ++i) {
@@ -798,8 +841,7 @@ bool Assembler::ParseDirective(std::string_view rest, int column) {
     bool OpenKernel::*seen;
   };
   static constexpr Resource kResources[] = {
-      {".threadgroup_memory", "byte count",
-       &Kernel::static_threadgroup_memory,
+      {".threadgroup_memory", "byte count", &Kernel::static_threadgroup_memory,
        &OpenKernel::seen_threadgroup_memory},
       {".thread_memory", "byte count", &Kernel::thread_memory,
        &OpenKernel::seen_thread_memory},
@@ -822,8 +864,14 @@ bool Assembler::ParseDirective(std::string_view rest, int column) {
     return true;
   }
   const std::vector<std::string_view> directives = {
-      ".kernel", ".end", ".file", ".loc", ".buffer", ".threadgroup",
-      ".threadgroup_memory", ".thread_memory",
+      ".kernel",
+      ".end",
+      ".file",
+      ".loc",
+      ".buffer",
+      ".threadgroup",
+      ".threadgroup_memory",
+      ".thread_memory",
       ".max_total_threads_per_threadgroup"};
   return Error(column, "unknown directive " + Quote(name) +
                            DidYouMean(name, directives));
@@ -871,17 +919,25 @@ bool Assembler::ParseModifiers(Instruction& inst, std::string_view token,
     }
     bool allowed;
     switch (slot) {
-      case kSlotSpace: allowed = ShapeHasSpace(shape); break;
+      case kSlotSpace:
+        allowed = ShapeHasSpace(shape);
+        break;
       case kSlotVector:
         allowed = shape == OpShape::kLoad || shape == OpShape::kStore;
         break;
-      case kSlotType: allowed = ShapeHasType(shape); break;
-      case kSlotType2: allowed = shape == OpShape::kConvert; break;
-      case kSlotTranspose:
-        allowed = shape == OpShape::kMatrixLoad ||
-                  shape == OpShape::kMatrixStore;
+      case kSlotType:
+        allowed = ShapeHasType(shape);
         break;
-      default: allowed = shape == OpShape::kBarrier; break;
+      case kSlotType2:
+        allowed = shape == OpShape::kConvert;
+        break;
+      case kSlotTranspose:
+        allowed =
+            shape == OpShape::kMatrixLoad || shape == OpShape::kMatrixStore;
+        break;
+      default:
+        allowed = shape == OpShape::kBarrier;
+        break;
     }
     if (!allowed) {
       if (slot == kSlotType2) {
@@ -897,8 +953,7 @@ bool Assembler::ParseModifiers(Instruction& inst, std::string_view token,
       return Error(mod_column,
                    "modifier " + Quote(mod) + " out of order in " +
                        Quote(token) + ": the " + std::string(SlotName(slot)) +
-                       " comes before the " +
-                       std::string(SlotName(last_slot)));
+                       " comes before the " + std::string(SlotName(last_slot)));
     }
     if (slot == last_slot && slot != kSlotMemFlag) {
       return Error(mod_column, "duplicate " + std::string(SlotName(slot)) +
@@ -922,7 +977,9 @@ bool Assembler::ParseModifiers(Instruction& inst, std::string_view token,
         inst.type2 = *type;
         has_type2 = true;
         break;
-      case kSlotTranspose: inst.transpose = true; break;
+      case kSlotTranspose:
+        inst.transpose = true;
+        break;
       default:
         if (flag_bit < 0) {
           if (has_mem_none || inst.mem_flags != 0) {
@@ -938,8 +995,8 @@ bool Assembler::ParseModifiers(Instruction& inst, std::string_view token,
           if (inst.mem_flags & (1u << flag_bit)) {
             return Error(mod_column, "duplicate modifier " + Quote(mod));
           }
-          inst.mem_flags = static_cast<uint8_t>(inst.mem_flags |
-                                                (1u << flag_bit));
+          inst.mem_flags =
+              static_cast<uint8_t>(inst.mem_flags | (1u << flag_bit));
         }
         break;
     }
@@ -948,8 +1005,8 @@ bool Assembler::ParseModifiers(Instruction& inst, std::string_view token,
   if (ShapeHasSpace(shape) && !has_space) {
     return Error(column, "missing address space: '" + std::string(mnemonic) +
                              "' takes .device, .constant, .threadgroup or "
-                             ".thread (e.g. " + std::string(mnemonic) +
-                             ".device.f32)");
+                             ".thread (e.g. " +
+                             std::string(mnemonic) + ".device.f32)");
   }
   if (ShapeHasType(shape) && !has_type) {
     return Error(column, "missing type: '" + std::string(mnemonic) +
@@ -959,7 +1016,8 @@ bool Assembler::ParseModifiers(Instruction& inst, std::string_view token,
   if (shape == OpShape::kConvert && !has_type2) {
     return Error(column, "missing source type: '" + std::string(mnemonic) +
                              "' takes two types, destination then source "
-                             "(e.g. " + std::string(mnemonic) + ".f32.i32)");
+                             "(e.g. " +
+                             std::string(mnemonic) + ".f32.i32)");
   }
   return true;
 }
@@ -1013,8 +1071,7 @@ bool Assembler::ParseRaw(std::string_view text, int column, RawOperand* raw) {
   return true;
 }
 
-bool Assembler::ParseMemory(std::string_view text, int column,
-                            MemoryRef* mem) {
+bool Assembler::ParseMemory(std::string_view text, int column, MemoryRef* mem) {
   const std::string whole = Quote(text);
   auto malformed = [&](int col, std::string_view detail) {
     return Error(col, "malformed memory reference " + whole + ": " +
@@ -1088,8 +1145,7 @@ bool Assembler::ParseMemory(std::string_view text, int column,
       word = toks[i + 2].text;
       if (RegisterNumber(word, 'r') < 0) {
         return malformed(toks[i + 2].column,
-                         "sext takes an index register rN, got " +
-                             Quote(word));
+                         "sext takes an index register rN, got " + Quote(word));
       }
       i += 4;
     } else {
@@ -1105,8 +1161,7 @@ bool Assembler::ParseMemory(std::string_view text, int column,
       const int u = RegisterNumber(word, 'u');
       if (r < 0 && u < 0) {
         return malformed(term.column,
-                         "expected a register or a number, got " +
-                             Quote(word));
+                         "expected a register or a number, got " + Quote(word));
       }
       term.is_uniform = r < 0;
       term.reg = r >= 0 ? r : u;
@@ -1129,9 +1184,9 @@ bool Assembler::ParseMemory(std::string_view text, int column,
       if (ParseUnsigned(toks[i + 1].text, &scale) != NumberStatus::kOk ||
           (scale != 1 && scale != 2 && scale != 4 && scale != 8 &&
            scale != 16)) {
-        return Error(toks[i + 1].column,
-                     "scale must be 1, 2, 4, 8 or 16, got " +
-                         Quote(toks[i + 1].text));
+        return Error(
+            toks[i + 1].column,
+            "scale must be 1, 2, 4, 8 or 16, got " + Quote(toks[i + 1].text));
       }
       term.has_scale = true;
       term.scale = scale;
@@ -1140,8 +1195,8 @@ bool Assembler::ParseMemory(std::string_view text, int column,
     terms.push_back(term);
     if (i >= toks.size()) break;
     if (!at(i, '+') && !at(i, '-')) {
-      return malformed(toks[i].column, "expected '+' or '-' before " +
-                                           Quote(toks[i].text));
+      return malformed(toks[i].column,
+                       "expected '+' or '-' before " + Quote(toks[i].text));
     }
     sign = toks[i].kind == '-' ? -1 : 1;
     ++i;
@@ -1153,14 +1208,14 @@ bool Assembler::ParseMemory(std::string_view text, int column,
       return malformed(t.column, "the displacement comes last");
     }
     if (t.is_number) {
-      const uint64_t limit = t.sign < 0 ? uint64_t{1} << 31
-                                        : (uint64_t{1} << 31) - 1;
+      const uint64_t limit =
+          t.sign < 0 ? uint64_t{1} << 31 : (uint64_t{1} << 31) - 1;
       if (t.value > limit) {
         return malformed(t.column, "displacement out of range (32-bit)");
       }
-      m.displacement = static_cast<int32_t>(
-          t.sign < 0 ? -static_cast<int64_t>(t.value)
-                     : static_cast<int64_t>(t.value));
+      m.displacement =
+          static_cast<int32_t>(t.sign < 0 ? -static_cast<int64_t>(t.value)
+                                          : static_cast<int64_t>(t.value));
       state = kAfterDisp;
       continue;
     }
@@ -1198,14 +1253,15 @@ bool Assembler::ParseOperand(Instruction& inst, int position,
   if (!ParseRaw(text, column, &raw)) return false;
   const OpShape shape = inst.info().shape;
   const OperandRole role = GetOperandRole(shape, position);
-  const std::string which = "operand " + std::to_string(position + 1) +
-                            " of " + std::string(mnemonic);
+  const std::string which = "operand " + std::to_string(position + 1) + " of " +
+                            std::string(mnemonic);
   Operand& out = inst.operands[position];
   switch (role) {
     case OperandRole::kDestination:
       if (raw.kind != RawOperand::kRegister) {
-        return Error(column, which + " is the destination and must be a "
-                                     "register rN, got " +
+        return Error(column, which +
+                                 " is the destination and must be a "
+                                 "register rN, got " +
                                  std::string(Describe(raw)) + " " +
                                  Quote(text));
       }
@@ -1246,8 +1302,9 @@ bool Assembler::ParseOperand(Instruction& inst, int position,
       const std::string_view name = text.substr(1);
       const std::optional<SpecialRegister> sr = SpecialRegisterFromName(name);
       if (!sr) {
-        return Error(column, "unknown special register " + Quote(text) +
-                                 DidYouMean(name, AllSpecialRegisterNames(), "%"));
+        return Error(column,
+                     "unknown special register " + Quote(text) +
+                         DidYouMean(name, AllSpecialRegisterNames(), "%"));
       }
       out = Operand::Special(*sr);
       return true;
@@ -1261,10 +1318,10 @@ bool Assembler::ParseOperand(Instruction& inst, int position,
       return true;
     }
     default:
-      return Error(column, which + " must be a register, uniform, special "
-                                   "register or immediate, got " +
-                               std::string(Describe(raw)) + " " +
-                               Quote(text));
+      return Error(column, which +
+                               " must be a register, uniform, special "
+                               "register or immediate, got " +
+                               std::string(Describe(raw)) + " " + Quote(text));
   }
 }
 
@@ -1283,8 +1340,9 @@ bool Assembler::ParseInstruction(std::string_view rest, int column) {
                              DidYouMean(name, AllMnemonics()));
   }
   if (!open_) {
-    return Error(column, "instruction outside a kernel (.kernel NAME ... "
-                         ".end)");
+    return Error(column,
+                 "instruction outside a kernel (.kernel NAME ... "
+                 ".end)");
   }
   Instruction inst;
   inst.op = *op;
@@ -1310,8 +1368,7 @@ bool Assembler::ParseInstruction(std::string_view rest, int column) {
       std::string_view piece = operands.substr(start, i - start);
       size_t lead = 0;
       while (lead < piece.size() && IsBlank(piece[lead])) ++lead;
-      const int piece_column =
-          operands_column + static_cast<int>(start + lead);
+      const int piece_column = operands_column + static_cast<int>(start + lead);
       piece = Trim(piece);
       if (piece.empty()) {
         return Error(piece_column, "empty operand");
@@ -1344,10 +1401,9 @@ bool Assembler::ParseInstruction(std::string_view rest, int column) {
       return false;
     }
   }
-  inst.location =
-      loc_ ? *loc_
-           : SourceLocation{0, static_cast<uint32_t>(line_),
-                            static_cast<uint32_t>(column)};
+  inst.location = loc_ ? *loc_
+                       : SourceLocation{0, static_cast<uint32_t>(line_),
+                                        static_cast<uint32_t>(column)};
   open_->kernel.code.push_back(inst);
   open_->has_code = true;
   return true;
@@ -1409,66 +1465,62 @@ std::optional<uint64_t> ParseImmediate(std::string_view text, ScalarType type,
     }
     return FloatSpecialBits(type, neg, body == "nan");
   }
-  uint64_t magnitude = 0;
-  bool is_hex = false;
   const bool hex_syntax =
       body.size() >= 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X');
-  if (hex_syntax || AllDigits(body)) {
+  if (hex_syntax || (!is_float && AllDigits(body))) {
+    uint64_t magnitude = 0;
+    bool is_hex = false;
     const NumberStatus status = ParseUnsigned(body, &magnitude, &is_hex);
     if (status == NumberStatus::kMalformed) {
       return fail("malformed immediate " + Quote(text));
     }
-    if (status == NumberStatus::kOverflow) {
+    auto out_of_range = [&] {
       return fail("integer literal " + Quote(text) + " is out of range for " +
                   suffix + " (" + TypeRange(type) + ")");
-    }
-    if (is_float && is_hex) {
-      if (neg) return fail("raw float bits " + Quote(text) + " cannot be negative");
-      if (magnitude > mask) {
+    };
+    if (is_float) {  // raw bits
+      if (neg) {
+        return fail("raw float bits " + Quote(text) + " cannot be negative");
+      }
+      if (status == NumberStatus::kOverflow || magnitude > mask) {
         return fail("raw bits " + Quote(text) + " do not fit in " + suffix +
                     " (" + std::to_string(width) + " bits)");
       }
       return magnitude;
     }
-    if (!is_float) {
-      auto out_of_range = [&] {
-        return fail("integer literal " + Quote(text) +
-                    " is out of range for " + suffix + " (" +
-                    TypeRange(type) + ")");
-      };
-      if (neg && magnitude == 0) return 0;
-      if (type == ScalarType::kBool) {
-        if (neg || magnitude > 1) return out_of_range();
-        return magnitude;
-      }
-      if (IsSigned(type)) {
-        const uint64_t max_neg = uint64_t{1} << (width - 1);
-        if (neg) {
-          if (magnitude > max_neg) return out_of_range();
-          return (~magnitude + 1) & mask;
-        }
-        if (magnitude > (is_hex ? mask : max_neg - 1)) return out_of_range();
-        return magnitude;
-      }
-      if (neg || magnitude > mask) return out_of_range();
+    if (status == NumberStatus::kOverflow) return out_of_range();
+    if (neg && magnitude == 0) return 0;
+    if (type == ScalarType::kBool) {
+      if (neg || magnitude > 1) return out_of_range();
       return magnitude;
     }
-    // A decimal integer literal for a float type: parsed as a float below.
-  } else if (!IsDecimalFloatSyntax(body)) {
+    if (IsSigned(type)) {
+      const uint64_t max_neg = uint64_t{1} << (width - 1);
+      if (neg) {
+        if (magnitude > max_neg) return out_of_range();
+        return (~magnitude + 1) & mask;
+      }
+      // Hex literals may give a signed type's raw bits (0xffffffff).
+      if (magnitude > (is_hex ? mask : max_neg - 1)) return out_of_range();
+      return magnitude;
+    }
+    if (neg || magnitude > mask) return out_of_range();
+    return magnitude;
+  }
+  if (!IsDecimalFloatSyntax(body)) {
     return fail("malformed immediate " + Quote(text));
-  } else if (!is_float) {
-    return fail("float literal " + Quote(text) + " for integer type " +
-                suffix);
+  }
+  if (!is_float) {
+    return fail("float literal " + Quote(text) + " for integer type " + suffix);
   }
 
   // Decimal float literal for a float type.
   const char* first = text.data();
   const char* last = text.data() + text.size();
   auto out_of_range = [&] {
-    return fail("float literal " + Quote(text) + " is out of range for " +
-                suffix +
-                (type == ScalarType::kHalf ? " (largest finite value 65504)"
-                                           : ""));
+    return fail(
+        "float literal " + Quote(text) + " is out of range for " + suffix +
+        (type == ScalarType::kHalf ? " (largest finite value 65504)" : ""));
   };
   if (type == ScalarType::kFloat) {
     float f = 0;
@@ -1492,8 +1544,8 @@ std::optional<uint64_t> ParseImmediate(std::string_view text, ScalarType type,
     return fail("malformed immediate " + Quote(text));
   }
   const float f = RoundToOddFloat(d);
-  const uint16_t bits = type == ScalarType::kHalf ? FloatToHalfBits(f)
-                                                  : FloatToBFloatBits(f);
+  const uint16_t bits =
+      type == ScalarType::kHalf ? FloatToHalfBits(f) : FloatToBFloatBits(f);
   const uint16_t inf_bits = type == ScalarType::kHalf ? 0x7c00 : 0x7f80;
   if ((bits & 0x7fff) == inf_bits) return out_of_range();
   return bits;

@@ -18,12 +18,8 @@ namespace {
 
 constexpr std::string_view kIndent = "    ";
 
-bool ValidOpcode(Opcode op) {
-  return static_cast<int>(op) < kNumOpcodes;
-}
-bool ValidType(ScalarType t) {
-  return static_cast<int>(t) < kNumScalarTypes;
-}
+bool ValidOpcode(Opcode op) { return static_cast<int>(op) < kNumOpcodes; }
+bool ValidType(ScalarType t) { return static_cast<int>(t) < kNumScalarTypes; }
 
 std::string Hex(uint64_t bits, int digits) {
   char buf[24];
@@ -41,8 +37,8 @@ std::string RenderDecimal(bool negative, std::string digits, int exponent) {
   if (exponent >= -5 && exponent < 16) {
     if (exponent >= 0) {
       if (n > exponent + 1) {
-        out += digits.substr(0, exponent + 1) + "." +
-               digits.substr(exponent + 1);
+        out +=
+            digits.substr(0, exponent + 1) + "." + digits.substr(exponent + 1);
       } else {
         out += digits + std::string(exponent + 1 - n, '0') + ".0";
       }
@@ -128,22 +124,25 @@ std::string PrintOperand(const Instruction& inst, int position,
                          const std::map<uint32_t, std::string>& names) {
   const Operand& o = inst.operands[position];
   switch (o.kind) {
-    case OperandKind::kRegister: return "r" + std::to_string(o.reg);
-    case OperandKind::kUniform: return "u" + std::to_string(o.reg);
+    case OperandKind::kRegister:
+      return "r" + std::to_string(o.reg);
+    case OperandKind::kUniform:
+      return "u" + std::to_string(o.reg);
     case OperandKind::kImmediate:
       return PrintImmediate(o.imm, OperandType(inst, position));
     case OperandKind::kSpecial:
       if (static_cast<int>(o.special) >= kNumSpecialRegisters) {
-        return "%<invalid " + std::to_string(static_cast<int>(o.special)) +
-               ">";
+        return "%<invalid " + std::to_string(static_cast<int>(o.special)) + ">";
       }
       return "%" + std::string(SpecialRegisterName(o.special));
     case OperandKind::kLabel: {
       auto it = names.find(o.label);
       return it != names.end() ? it->second : "L" + std::to_string(o.label);
     }
-    case OperandKind::kMemory: return PrintMemory(o.mem);
-    case OperandKind::kNone: return "<none>";
+    case OperandKind::kMemory:
+      return PrintMemory(o.mem);
+    case OperandKind::kNone:
+      return "<none>";
   }
   return "<invalid operand>";
 }
@@ -171,12 +170,12 @@ std::string EscapeString(std::string_view s) {
 void PrintKernelTo(const Kernel& k, std::string& out) {
   out += ".kernel " + k.name + "\n";
   for (const BufferArgument& b : k.buffers) {
-    out += ".buffer " + std::to_string(b.index) + " u" +
-           std::to_string(b.uniform) + " " +
-           std::string(AddressSpaceName(b.space)) + " " +
-           (b.element && ValidType(*b.element)
-                ? std::string(MetalName(*b.element))
-                : std::string("void"));
+    out +=
+        ".buffer " + std::to_string(b.index) + " u" +
+        std::to_string(b.uniform) + " " +
+        std::string(AddressSpaceName(b.space)) + " " +
+        (b.element && ValidType(*b.element) ? std::string(MetalName(*b.element))
+                                            : std::string("void"));
     if (!b.name.empty()) out += " " + b.name;
     out += "\n";
   }
@@ -266,8 +265,7 @@ std::string PrintImmediate(uint64_t bits, ScalarType type) {
 std::string PrintInstruction(const Instruction& inst,
                              const std::map<uint32_t, std::string>& names) {
   if (!ValidOpcode(inst.op)) {
-    return "<invalid opcode " + std::to_string(static_cast<int>(inst.op)) +
-           ">";
+    return "<invalid opcode " + std::to_string(static_cast<int>(inst.op)) + ">";
   }
   const OpShape shape = inst.info().shape;
   std::string out(inst.info().mnemonic);
@@ -280,9 +278,9 @@ std::string PrintInstruction(const Instruction& inst,
     out += ".v" + std::to_string(inst.vector);
   }
   auto suffix = [](ScalarType t) {
-    return ValidType(t) ? std::string(IsaSuffix(t))
-                        : "<invalid type " +
-                              std::to_string(static_cast<int>(t)) + ">";
+    return ValidType(t)
+               ? std::string(IsaSuffix(t))
+               : "<invalid type " + std::to_string(static_cast<int>(t)) + ">";
   };
   if (ShapeHasType(shape)) out += "." + suffix(inst.type);
   if (shape == OpShape::kConvert) out += "." + suffix(inst.type2);

@@ -13,12 +13,8 @@
 namespace mtlemu::isa {
 namespace {
 
-bool ValidOpcode(Opcode op) {
-  return static_cast<int>(op) < kNumOpcodes;
-}
-bool ValidType(ScalarType t) {
-  return static_cast<int>(t) < kNumScalarTypes;
-}
+bool ValidOpcode(Opcode op) { return static_cast<int>(op) < kNumOpcodes; }
+bool ValidType(ScalarType t) { return static_cast<int>(t) < kNumScalarTypes; }
 bool ValidSpace(AddressSpace s) {
   return static_cast<int>(s) <= static_cast<int>(AddressSpace::kThread);
 }
@@ -152,8 +148,8 @@ void KernelVerifier::CheckArguments() {
   auto claim = [&](int u, const std::string& who) {
     auto [it, inserted] = uniform_owner.emplace(u, who);
     if (!inserted) {
-      KernelError(who + " uses uniform u" + std::to_string(u) +
-                  ", which " + it->second + " already uses");
+      KernelError(who + " uses uniform u" + std::to_string(u) + ", which " +
+                  it->second + " already uses");
     }
   };
   std::set<int> buffer_indices;
@@ -244,8 +240,9 @@ void KernelVerifier::CheckSpan(size_t index, const Instruction& inst,
   if (first + span > limit) {
     const char prefix = kind == OperandKind::kUniform ? 'u' : 'r';
     std::string range = prefix + std::to_string(first);
-    if (span > 1) range += "..." + std::string(1, prefix) +
-                           std::to_string(first + span - 1);
+    if (span > 1)
+      range +=
+          "..." + std::string(1, prefix) + std::to_string(first + span - 1);
     InstError(index, Ordinal(position) + ": " + std::string(what) + " " +
                          range + " is out of range (" + prefix + "0.." +
                          prefix + std::to_string(limit - 1) + ")");
@@ -257,11 +254,21 @@ void KernelVerifier::CheckCanonical(size_t index, const Instruction& inst,
   const Operand& o = inst.operands[position];
   Operand canonical;
   switch (o.kind) {
-    case OperandKind::kRegister: canonical = Operand::Reg(o.reg); break;
-    case OperandKind::kUniform: canonical = Operand::Uniform(o.reg); break;
-    case OperandKind::kImmediate: canonical = Operand::Imm(o.imm); break;
-    case OperandKind::kSpecial: canonical = Operand::Special(o.special); break;
-    case OperandKind::kLabel: canonical = Operand::Label(o.label); break;
+    case OperandKind::kRegister:
+      canonical = Operand::Reg(o.reg);
+      break;
+    case OperandKind::kUniform:
+      canonical = Operand::Uniform(o.reg);
+      break;
+    case OperandKind::kImmediate:
+      canonical = Operand::Imm(o.imm);
+      break;
+    case OperandKind::kSpecial:
+      canonical = Operand::Special(o.special);
+      break;
+    case OperandKind::kLabel:
+      canonical = Operand::Label(o.label);
+      break;
     case OperandKind::kMemory: {
       MemoryRef m = o.mem;
       if (m.base_kind == OperandKind::kNone) m.base = 0;
@@ -273,11 +280,12 @@ void KernelVerifier::CheckCanonical(size_t index, const Instruction& inst,
       canonical = Operand::Memory(m);
       break;
     }
-    default: return;
+    default:
+      return;
   }
   if (!(canonical == o)) {
-    InstError(index, Ordinal(position) +
-                         " has fields set that its kind does not use");
+    InstError(index,
+              Ordinal(position) + " has fields set that its kind does not use");
   }
 }
 
@@ -309,9 +317,9 @@ void KernelVerifier::CheckSourceOperand(size_t index, const Instruction& inst,
         }
         return;
       }
-      if (type == ScalarType::kBool ? o.imm > 1
-                                    : SizeOf(type) < 8 &&
-                                          (o.imm >> (SizeOf(type) * 8)) != 0) {
+      if (type == ScalarType::kBool
+              ? o.imm > 1
+              : SizeOf(type) < 8 && (o.imm >> (SizeOf(type) * 8)) != 0) {
         InstError(index, Ordinal(position) + ": immediate bits " +
                              HexString(o.imm) + " do not fit type " +
                              std::string(IsaSuffix(type)));
@@ -347,8 +355,9 @@ void KernelVerifier::CheckMemoryOperand(size_t index, const Instruction& inst,
                 "base");
       break;
     default:
-      InstError(index, "the memory base must be a register, a uniform or "
-                       "absent");
+      InstError(index,
+                "the memory base must be a register, a uniform or "
+                "absent");
   }
   if (m.has_index) {
     CheckSpan(index, inst, position, OperandKind::kRegister, m.index, 1,
@@ -356,8 +365,8 @@ void KernelVerifier::CheckMemoryOperand(size_t index, const Instruction& inst,
   }
   if (m.scale != 1 && m.scale != 2 && m.scale != 4 && m.scale != 8 &&
       m.scale != 16) {
-    InstError(index, "scale must be 1, 2, 4, 8 or 16, got " +
-                         std::to_string(m.scale));
+    InstError(index,
+              "scale must be 1, 2, 4, 8 or 16, got " + std::to_string(m.scale));
   }
 }
 
@@ -365,8 +374,8 @@ void KernelVerifier::CheckInstruction(size_t index) {
   const Instruction& inst = kernel_.code[index];
   const SourceLocation& loc = inst.location;
   if (loc.file != 0 && loc.file >= module_.files.size()) {
-    InstError(index, "source location names file " +
-                         std::to_string(loc.file) + " but the module has " +
+    InstError(index, "source location names file " + std::to_string(loc.file) +
+                         " but the module has " +
                          std::to_string(module_.files.size()) + " files");
   }
   if (!ValidOpcode(inst.op)) {
@@ -387,8 +396,8 @@ void KernelVerifier::CheckInstruction(size_t index) {
   if (ShapeHasType(shape)) {
     if (!(info.types & Bit(inst.type))) {
       InstError(index, "type " + std::string(IsaSuffix(inst.type)) +
-                           " is not allowed for " + mnemonic + " (allowed: " +
-                           TypeList(info.types) + ")");
+                           " is not allowed for " + mnemonic +
+                           " (allowed: " + TypeList(info.types) + ")");
     }
   } else if (inst.type != ScalarType::kUInt) {
     InstError(index, mnemonic + " takes no type, but its type is " +
@@ -408,8 +417,7 @@ void KernelVerifier::CheckInstruction(size_t index) {
                 mnemonic + "." + std::string(IsaSuffix(inst.type)) +
                     " cannot access " +
                     std::string(AddressSpaceName(inst.space)) +
-                    " memory (allowed: " + SpaceList(inst.op, inst.type) +
-                    ")");
+                    " memory (allowed: " + SpaceList(inst.op, inst.type) + ")");
     }
   } else if (inst.space != AddressSpace::kNone) {
     InstError(index, mnemonic + " takes no address space");
@@ -431,8 +439,9 @@ void KernelVerifier::CheckInstruction(size_t index) {
   }
   if (inst.transpose && shape != OpShape::kMatrixLoad &&
       shape != OpShape::kMatrixStore) {
-    InstError(index, "transpose is only for simdgroup_load and "
-                     "simdgroup_store");
+    InstError(index,
+              "transpose is only for simdgroup_load and "
+              "simdgroup_store");
   }
 
   // Operands.
@@ -455,11 +464,12 @@ void KernelVerifier::CheckInstruction(size_t index) {
     switch (GetOperandRole(shape, i)) {
       case OperandRole::kDestination:
         if (o.kind != OperandKind::kRegister) {
-          InstError(index, Ordinal(i) + " is the destination and must be a "
-                                        "register");
+          InstError(index, Ordinal(i) +
+                               " is the destination and must be a "
+                               "register");
         } else {
-          CheckSpan(index, inst, i, o.kind, o.reg,
-                    OperandRegisterSpan(inst, i), "register");
+          CheckSpan(index, inst, i, o.kind, o.reg, OperandRegisterSpan(inst, i),
+                    "register");
         }
         break;
       case OperandRole::kSource:
@@ -469,11 +479,10 @@ void KernelVerifier::CheckInstruction(size_t index) {
         if (o.kind != OperandKind::kLabel) {
           InstError(index, Ordinal(i) + " must be a label");
         } else if (o.label >= kernel_.code.size()) {
-          InstError(index, Ordinal(i) + ": branch target " +
-                               std::to_string(o.label) +
-                               " is past the end of the code (" +
-                               std::to_string(kernel_.code.size()) +
-                               " instructions)");
+          InstError(index,
+                    Ordinal(i) + ": branch target " + std::to_string(o.label) +
+                        " is past the end of the code (" +
+                        std::to_string(kernel_.code.size()) + " instructions)");
         }
         break;
       case OperandRole::kMemory:
@@ -518,16 +527,21 @@ bool IsAddressSpaceAllowed(Opcode op, ScalarType type, AddressSpace space) {
   const bool threadgroup = space == AddressSpace::kThreadgroup;
   const bool thread = space == AddressSpace::kThread;
   switch (GetOpInfo(op).shape) {
-    case OpShape::kLoad: return device || constant || threadgroup || thread;
-    case OpShape::kStore: return device || threadgroup || thread;
+    case OpShape::kLoad:
+      return device || constant || threadgroup || thread;
+    case OpShape::kStore:
+      return device || threadgroup || thread;
     case OpShape::kAtomicLoad:
     case OpShape::kAtomicStore:
     case OpShape::kAtomic:
     case OpShape::kAtomicCas:
       return device || (threadgroup && !IsFloat(type));
-    case OpShape::kMatrixLoad: return device || constant || threadgroup;
-    case OpShape::kMatrixStore: return device || threadgroup;
-    default: return false;
+    case OpShape::kMatrixLoad:
+      return device || constant || threadgroup;
+    case OpShape::kMatrixStore:
+      return device || threadgroup;
+    default:
+      return false;
   }
 }
 

@@ -15,7 +15,8 @@
 namespace mtlemu::isa {
 namespace {
 
-constexpr std::string_view kVectorAdd = R"(; vector_add: out[i] = a[i] + b[i] for i < n
+constexpr std::string_view kVectorAdd =
+    R"(; vector_add: out[i] = a[i] + b[i] for i < n
 .kernel vector_add
 .buffer 0 u0 device float a
 .buffer 1 u2 device float b
@@ -299,7 +300,8 @@ TEST(AssemblerTest, Modifiers) {
 }
 
 TEST(AssemblerTest, OperandKinds) {
-  const Instruction i = One("select.i32 r1, u7, %thread_index_in_simdgroup, -3");
+  const Instruction i =
+      One("select.i32 r1, u7, %thread_index_in_simdgroup, -3");
   EXPECT_EQ(i.operands[0], Operand::Reg(1));
   EXPECT_EQ(i.operands[1], Operand::Uniform(7));
   EXPECT_EQ(i.operands[2],
@@ -393,8 +395,7 @@ TEST(AssemblerTest, IntegerImmediates) {
   EXPECT_EQ(Imm("add.i64 r0, r2, -9223372036854775808", 2),
             0x8000000000000000u);
   EXPECT_EQ(Imm("add.u64 r0, r2, 18446744073709551615", 2), UINT64_MAX);
-  EXPECT_EQ(Imm("add.u64 r0, r2, 0x123456789abcdef0", 2),
-            0x123456789ABCDEF0u);
+  EXPECT_EQ(Imm("add.u64 r0, r2, 0x123456789abcdef0", 2), 0x123456789ABCDEF0u);
   EXPECT_EQ(Imm("mov.b8 r0, 1", 1), 1u);
   EXPECT_EQ(Imm("add.i32 r0, r1, -0", 2), 0u);
   // The lane operand of a shuffle is i32 whatever the instruction's type.
@@ -407,8 +408,7 @@ TEST(AssemblerTest, FloatImmediates) {
   EXPECT_EQ(Imm("add.f32 r0, r1, 1.0", 2), 0x3F800000u);
   EXPECT_EQ(Imm("add.f32 r0, r1, 1", 2), 0x3F800000u);
   EXPECT_EQ(Imm("add.f32 r0, r1, -0.5", 2), 0xBF000000u);
-  EXPECT_EQ(Imm("add.f32 r0, r1, 1e-3", 2),
-            std::bit_cast<uint32_t>(1e-3f));
+  EXPECT_EQ(Imm("add.f32 r0, r1, 1e-3", 2), std::bit_cast<uint32_t>(1e-3f));
   EXPECT_EQ(Imm("add.f32 r0, r1, 2.5E+2", 2), std::bit_cast<uint32_t>(250.0f));
   EXPECT_EQ(Imm("add.f32 r0, r1, 0.1", 2), std::bit_cast<uint32_t>(0.1f));
   EXPECT_EQ(Imm("add.f32 r0, r1, -0", 2), 0x80000000u);
@@ -419,6 +419,8 @@ TEST(AssemblerTest, FloatImmediates) {
   EXPECT_EQ(Imm("add.f32 r0, r1, 0x7f800001", 2), 0x7F800001u);
   EXPECT_EQ(Imm("add.f32 r0, r1, 0x3f800000", 2), 0x3F800000u);
   EXPECT_EQ(Imm("add.f32 r0, r1, 1e-45", 2), 1u);
+  EXPECT_EQ(Imm("add.f32 r0, r1, 123456789012345678901234567890", 2),
+            std::bit_cast<uint32_t>(123456789012345678901234567890.0f));
   EXPECT_EQ(Imm("add.f32 r0, r1, 1e-50", 2), 0u);  // underflows to 0
   EXPECT_EQ(Imm("add.f32 r0, r1, -1e-50", 2), 0x80000000u);
 
@@ -434,7 +436,7 @@ TEST(AssemblerTest, FloatImmediates) {
   EXPECT_EQ(Imm("add.f16 r0, r1, 1e-9", 2), 0x0000u);
   // Rounded once from the decimal: just above the tie 1 + 2^-11 rounds up
   // (rounding to float first would land on the tie and round to even).
-  EXPECT_EQ(Imm("add.f16 r0, r1, 1.00048828125000001", 2), 0x3C01u);
+  EXPECT_EQ(Imm("add.f16 r0, r1, 1.000488281251", 2), 0x3C01u);
   EXPECT_EQ(Imm("add.f16 r0, r1, 1.00048828125", 2), 0x3C00u);
 
   EXPECT_EQ(Imm("add.bf16 r0, r1, 1.0", 2), 0x3F80u);
@@ -455,11 +457,11 @@ TEST(AssemblerTest, ParseImmediateErrors) {
   EXPECT_TRUE(Contains(error, "out of range for u32"));
   EXPECT_FALSE(ParseImmediate("2147483648", ScalarType::kInt, &error));
   EXPECT_FALSE(ParseImmediate("0x100000000", ScalarType::kInt, &error));
-  EXPECT_FALSE(ParseImmediate("18446744073709551616", ScalarType::kULong,
-                              &error));
+  EXPECT_FALSE(
+      ParseImmediate("18446744073709551616", ScalarType::kULong, &error));
   EXPECT_TRUE(Contains(error, "out of range"));
-  EXPECT_FALSE(ParseImmediate("9223372036854775808", ScalarType::kLong,
-                              &error));
+  EXPECT_FALSE(
+      ParseImmediate("9223372036854775808", ScalarType::kLong, &error));
   EXPECT_FALSE(ParseImmediate("2", ScalarType::kBool, &error));
   EXPECT_FALSE(ParseImmediate("1.5", ScalarType::kUInt, &error));
   EXPECT_TRUE(Contains(error, "float literal '1.5' for integer type u32"));
@@ -467,6 +469,13 @@ TEST(AssemblerTest, ParseImmediateErrors) {
   EXPECT_FALSE(ParseImmediate("inf", ScalarType::kInt, &error));
   EXPECT_FALSE(ParseImmediate("1e39", ScalarType::kFloat, &error));
   EXPECT_TRUE(Contains(error, "out of range for f32"));
+  EXPECT_FALSE(
+      ParseImmediate(std::string(50, '9'), ScalarType::kFloat, &error));
+  EXPECT_TRUE(Contains(error, "float literal '9999"));
+  EXPECT_TRUE(Contains(error, "out of range for f32"));
+  EXPECT_FALSE(
+      ParseImmediate("0x1000000000000000000", ScalarType::kFloat, &error));
+  EXPECT_TRUE(Contains(error, "do not fit in f32"));
   EXPECT_FALSE(ParseImmediate("65520", ScalarType::kHalf, &error));
   EXPECT_TRUE(Contains(error, "out of range for f16"));
   EXPECT_FALSE(ParseImmediate("1e39", ScalarType::kBFloat, &error));
@@ -474,9 +483,9 @@ TEST(AssemblerTest, ParseImmediateErrors) {
   EXPECT_TRUE(Contains(error, "do not fit in f16"));
   EXPECT_FALSE(ParseImmediate("0x100000000", ScalarType::kFloat, &error));
   EXPECT_FALSE(ParseImmediate("-0x3f800000", ScalarType::kFloat, &error));
-  for (std::string_view bad : {"", "-", "0x", "1e", "1.2.3", "+1", "1f",
-                               "0x1g", ".5", "--1", "1e+", "nan(1)",
-                               "infinity", " 1", "1 ", "0x-1"}) {
+  for (std::string_view bad :
+       {"", "-", "0x", "1e", "1.2.3", "+1", "1f", "0x1g", ".5", "--1", "1e+",
+        "nan(1)", "infinity", " 1", "1 ", "0x-1"}) {
     EXPECT_FALSE(ParseImmediate(bad, ScalarType::kFloat)) << bad;
     EXPECT_FALSE(ParseImmediate(bad, ScalarType::kInt)) << bad;
   }
@@ -499,7 +508,8 @@ TEST(AssemblerTest, NamesAndLabelNames) {
   EXPECT_FALSE(IsValidLabelName("nan"));
 }
 
-// --- errors -------------------------------------------------------------------
+// --- errors
+// -------------------------------------------------------------------
 
 TEST(AssemblerErrorTest, UnknownMnemonicSuggestsClosest) {
   const Diagnostic d = LineError("    ad.f32 r0, r1, r2");
@@ -523,29 +533,29 @@ TEST(AssemblerErrorTest, Modifiers) {
                        "missing type: 'add' takes a type suffix"));
   EXPECT_TRUE(Contains(LineError("  ld.f32 r0, [u0]").message,
                        "missing address space"));
-  EXPECT_TRUE(Contains(LineError("  ld.f32.device r0, [u0]").message,
-                       "out of order"));
+  EXPECT_TRUE(
+      Contains(LineError("  ld.f32.device r0, [u0]").message, "out of order"));
   EXPECT_TRUE(Contains(LineError("  ld.device.device.f32 r0, [u0]").message,
                        "duplicate address space"));
-  EXPECT_TRUE(Contains(LineError("  cvt.f32 r0, r1").message,
-                       "missing source type"));
+  EXPECT_TRUE(
+      Contains(LineError("  cvt.f32 r0, r1").message, "missing source type"));
   EXPECT_TRUE(Contains(LineError("  add.f32.f32 r0, r1, r2").message,
                        "takes one type"));
   EXPECT_TRUE(Contains(LineError("  add.device.f32 r0, r1, r2").message,
                        "modifier 'device' is not allowed on 'add'"));
-  EXPECT_TRUE(Contains(LineError("  add.v2.f32 r0, r1, r2").message,
-                       "not allowed"));
+  EXPECT_TRUE(
+      Contains(LineError("  add.v2.f32 r0, r1, r2").message, "not allowed"));
   EXPECT_TRUE(Contains(LineError("  ld.device.v5.f32 r0, [u0]").message,
                        "unknown modifier 'v5'"));
   EXPECT_TRUE(Contains(LineError("  exit.f32").message, "not allowed"));
   EXPECT_TRUE(
       Contains(LineError("  threadgroup_barrier.mem_none.mem_device").message,
                "mem_none cannot be combined"));
-  EXPECT_TRUE(Contains(
-      LineError("  threadgroup_barrier.mem_device.mem_device").message,
-      "duplicate modifier"));
-  EXPECT_TRUE(Contains(LineError("  add..f32 r0, r1, r2").message,
-                       "empty modifier"));
+  EXPECT_TRUE(
+      Contains(LineError("  threadgroup_barrier.mem_device.mem_device").message,
+               "duplicate modifier"));
+  EXPECT_TRUE(
+      Contains(LineError("  add..f32 r0, r1, r2").message, "empty modifier"));
 }
 
 TEST(AssemblerErrorTest, OperandCount) {
@@ -558,17 +568,18 @@ TEST(AssemblerErrorTest, OperandCount) {
   EXPECT_EQ(LineError("  br").message, "br takes 1 operand (target), got 0");
   EXPECT_EQ(LineError("  st.device.f32 [u0]").message,
             "st.device.f32 takes 2 operands ([mem], s), got 1");
-  EXPECT_TRUE(Contains(LineError("  add.f32 r0, , r1").message,
-                       "empty operand"));
-  EXPECT_TRUE(Contains(LineError("  add.f32 r0, r1, r2,").message,
-                       "empty operand"));
+  EXPECT_TRUE(
+      Contains(LineError("  add.f32 r0, , r1").message, "empty operand"));
+  EXPECT_TRUE(
+      Contains(LineError("  add.f32 r0, r1, r2,").message, "empty operand"));
 }
 
 TEST(AssemblerErrorTest, OperandKinds) {
   Diagnostic d = LineError("    add.f32 u0, r1, r2");
   EXPECT_EQ(d.column, 13);
-  EXPECT_TRUE(Contains(d.message, "operand 1 of add.f32 is the destination "
-                                  "and must be a register"));
+  EXPECT_TRUE(Contains(d.message,
+                       "operand 1 of add.f32 is the destination "
+                       "and must be a register"));
   EXPECT_TRUE(Contains(LineError("  add.f32 r0, r1, done").message,
                        "operand 3 of add.f32 must be a register, uniform, "
                        "special register or immediate, got a label"));
@@ -581,10 +592,10 @@ TEST(AssemblerErrorTest, OperandKinds) {
                        "operand 1 of br must be a label, got a register"));
   EXPECT_TRUE(Contains(LineError("  bnz r0, 5, x").message,
                        "must be a label, got an immediate"));
-  EXPECT_TRUE(Contains(LineError("  mov.u32 r0, #5").message,
-                       "unexpected '#'"));
-  EXPECT_TRUE(Contains(LineError("  mov.u32 r0, r1x").message,
-                       "got a label 'r1x'"));
+  EXPECT_TRUE(
+      Contains(LineError("  mov.u32 r0, #5").message, "unexpected '#'"));
+  EXPECT_TRUE(
+      Contains(LineError("  mov.u32 r0, r1x").message, "got a label 'r1x'"));
 }
 
 TEST(AssemblerErrorTest, RegisterRanges) {
@@ -610,19 +621,23 @@ TEST(AssemblerErrorTest, SpecialRegisters) {
 }
 
 TEST(AssemblerErrorTest, MalformedMemoryReferences) {
-  for (std::string_view ref :
-       {"[u0 + r1", "[]", "[u0 + + r1]", "[u0 - r1]", "[r1*4 + u0]",
-        "[u0 + u1]", "[sext(u1)*4]", "[u0 + 4 + r1]", "[u0 + r1*r2]",
-        "[u0 * 4]", "[u0 + 2147483648]", "[u0 - 2147483649]", "[u0 r1]",
-        "[u0 + r1 + r2]", "[sext r1]", "[u0 + 4*2]", "[u0 + x]",
-        "[u0 + r1*]", "[u0 + 0x]", "[@]"}) {
+  for (std::string_view ref : {"[u0 + r1",          "[]",
+                               "[u0 + + r1]",       "[u0 - r1]",
+                               "[r1*4 + u0]",       "[u0 + u1]",
+                               "[sext(u1)*4]",      "[u0 + 4 + r1]",
+                               "[u0 + r1*r2]",      "[u0 * 4]",
+                               "[u0 + 2147483648]", "[u0 - 2147483649]",
+                               "[u0 r1]",           "[u0 + r1 + r2]",
+                               "[sext r1]",         "[u0 + 4*2]",
+                               "[u0 + x]",          "[u0 + r1*]",
+                               "[u0 + 0x]",         "[@]"}) {
     const Diagnostic d =
         LineError("  ld.threadgroup.u32 r0, " + std::string(ref));
     EXPECT_TRUE(Contains(d.message, "malformed memory reference")) << ref;
   }
   const Diagnostic d = LineError("  ld.device.u32 r0, [u0 + r1*3]");
   EXPECT_EQ(d.message, "scale must be 1, 2, 4, 8 or 16, got '3'");
-  EXPECT_EQ(d.column, 31);
+  EXPECT_EQ(d.column, 30);
 }
 
 TEST(AssemblerErrorTest, Immediates) {
@@ -681,8 +696,8 @@ TEST(AssemblerErrorTest, KernelStructure) {
   EXPECT_TRUE(Contains(d.message, "not a valid name"));
   d = OneError(".kernel k\n    exit\n.buffer 0 u0 device float a\n.end\n");
   EXPECT_EQ(d.line, 3);
-  EXPECT_TRUE(Contains(d.message,
-                       ".buffer after the first instruction of kernel 'k'"));
+  EXPECT_TRUE(
+      Contains(d.message, ".buffer after the first instruction of kernel 'k'"));
   d = OneError(".kernel k\n    exit\n.threadgroup_memory 16\n.end\n");
   EXPECT_TRUE(Contains(d.message, "after the first instruction"));
   d = OneError(".buffer 0 u0 device float a\n");
@@ -707,11 +722,11 @@ TEST(AssemblerErrorTest, Directives) {
   EXPECT_TRUE(Contains(in_kernel(".buffer -1 u0 device float a"),
                        "expected buffer index"));
   EXPECT_TRUE(Contains(in_kernel(".buffer 0 u0 device"), "missing operand"));
-  EXPECT_TRUE(Contains(in_kernel(".buffer 0 u0 device float a b"),
-                       "unexpected 'b'"));
+  EXPECT_TRUE(
+      Contains(in_kernel(".buffer 0 u0 device float a b"), "unexpected 'b'"));
   EXPECT_TRUE(Contains(in_kernel(".threadgroup 0 u256"), "out of range"));
-  EXPECT_TRUE(Contains(in_kernel(".threadgroup_memory 99999999999"),
-                       "out of range"));
+  EXPECT_TRUE(
+      Contains(in_kernel(".threadgroup_memory 99999999999"), "out of range"));
   EXPECT_TRUE(Contains(in_kernel(".thread_memory 1\n.thread_memory 2"),
                        "duplicate .thread_memory"));
   EXPECT_TRUE(Contains(in_kernel(".loc 1 2"), "file 1 is not declared"));
@@ -746,8 +761,7 @@ TEST(AssemblerErrorTest, StopsAfterTooManyErrors) {
   for (int i = 0; i < 100; ++i) text += "    bogus r0\n";
   text += "    exit\n.end\n";
   AssembleResult r = Assemble(text, "bad.s");
-  ASSERT_EQ(r.diagnostics.size(),
-            static_cast<size_t>(kMaxAssemblerErrors) + 1);
+  ASSERT_EQ(r.diagnostics.size(), static_cast<size_t>(kMaxAssemblerErrors) + 1);
   EXPECT_TRUE(Contains(r.diagnostics.back().message, "too many errors"));
 }
 
@@ -771,19 +785,48 @@ TEST(AssemblerFuzzTest, MutatedInputsReturn) {
     .loc 0 0
     threadgroup_barrier.mem_device.mem_threadgroup
 loop:
-    select.u64 r8, r4, r8, -1
+    select.i64 r8, r4, r8, -1
     bz r4, loop, end
 end:
     exit
 .end
 )";
-  const std::string kTokens[] = {
-      "r",   "u",       "%",    "[",    "]",        ",",     ".",    ":",
-      "0x",  "-",       "+",    "*",    "sext(",    ")",     "\"",   ";",
-      "//",  "\n",      " ",    "nan",  "inf",      "1e40",  "r255", "u255",
-      "\t",  ".end\n",  ".kernel q\n",  "exit\n",   ".loc 1 2 3\n",
-      ".file 3 \"x\"\n", "99999999999999999999", "v4", "f16", "mem_none",
-      std::string("\0", 1)};
+  const std::string kTokens[] = {"r",
+                                 "u",
+                                 "%",
+                                 "[",
+                                 "]",
+                                 ",",
+                                 ".",
+                                 ":",
+                                 "0x",
+                                 "-",
+                                 "+",
+                                 "*",
+                                 "sext(",
+                                 ")",
+                                 "\"",
+                                 ";",
+                                 "//",
+                                 "\n",
+                                 " ",
+                                 "nan",
+                                 "inf",
+                                 "1e40",
+                                 "r255",
+                                 "u255",
+                                 "\t",
+                                 ".end\n",
+                                 ".kernel q\n",
+                                 "exit\n",
+                                 ".loc 1 2 3\n",
+                                 ".file 3 \"x\"\n",
+                                 "99999999999999999999",
+                                 "v4",
+                                 "f16",
+                                 "mem_none",
+                                 std::string("\0", 1)};
+  ASSERT_TRUE(Assemble(seed, "seed.s").ok());
   std::mt19937 rng(20240607);
   int assembled = 0;
   for (int iteration = 0; iteration < 2000; ++iteration) {
@@ -793,9 +836,15 @@ end:
       if (text.empty()) text = "x";
       const size_t pos = rng() % text.size();
       switch (rng() % 7) {
-        case 0: text.erase(pos, 1 + rng() % 8); break;
-        case 1: text.insert(pos, 1, static_cast<char>(rng())); break;
-        case 2: text[pos] = static_cast<char>(rng()); break;
+        case 0:
+          text.erase(pos, 1 + rng() % 8);
+          break;
+        case 1:
+          text.insert(pos, 1, static_cast<char>(rng()));
+          break;
+        case 2:
+          text[pos] = static_cast<char>(rng());
+          break;
         case 3:
           text.insert(pos, kTokens[rng() % std::size(kTokens)]);
           break;
@@ -808,8 +857,12 @@ end:
           text.insert(rng() % text.size(), line);
           break;
         }
-        case 5: text.erase(pos, rng() % 40); break;
-        default: text[pos] = "0123456789"[rng() % 10]; break;
+        case 5:
+          text.erase(pos, rng() % 40);
+          break;
+        default:
+          text[pos] = "0123456789"[rng() % 10];
+          break;
       }
     }
     const AssembleResult r = Assemble(text, "fuzz.s");

@@ -22,8 +22,7 @@ TEST(HalfTest, HandValues) {
   EXPECT_EQ(FloatToHalfBits(1e10f), 0x7C00);
   EXPECT_EQ(FloatToHalfBits(-1e10f), 0xFC00);
   EXPECT_EQ(FloatToHalfBits(std::numeric_limits<float>::infinity()), 0x7C00);
-  EXPECT_EQ(FloatToHalfBits(-std::numeric_limits<float>::infinity()),
-            0xFC00);
+  EXPECT_EQ(FloatToHalfBits(-std::numeric_limits<float>::infinity()), 0xFC00);
   EXPECT_EQ(FloatToHalfBits(0.0f), 0x0000);
   EXPECT_EQ(FloatToHalfBits(-0.0f), 0x8000);
   EXPECT_EQ(FloatToHalfBits(std::ldexp(1.0f, -14)), 0x0400);  // min normal
@@ -43,8 +42,7 @@ TEST(HalfTest, Subnormals) {
   EXPECT_EQ(FloatToHalfBits(std::nextafter(std::ldexp(1.0f, -25), 1.0f)),
             0x0001);
   EXPECT_EQ(FloatToHalfBits(std::ldexp(1.0f, -30)), 0x0000);
-  EXPECT_EQ(FloatToHalfBits(std::numeric_limits<float>::denorm_min()),
-            0x0000);
+  EXPECT_EQ(FloatToHalfBits(std::numeric_limits<float>::denorm_min()), 0x0000);
   // The largest subnormal, and rounding up from it into the normals.
   EXPECT_EQ(FloatToHalfBits(1023.0f * std::ldexp(1.0f, -24)), 0x03FF);
   EXPECT_EQ(FloatToHalfBits(1023.5f * std::ldexp(1.0f, -24)), 0x0400);
@@ -56,8 +54,7 @@ TEST(HalfTest, RoundsTiesToEven) {
   // 1 + 3*2^-11 is halfway between 1+2^-10 (odd) and 1+2^-9: up.
   EXPECT_EQ(FloatToHalfBits(1.0f + 3.0f * std::ldexp(1.0f, -11)), 0x3C02);
   // Just above the tie rounds up.
-  EXPECT_EQ(FloatToHalfBits(std::nextafter(1.0f + std::ldexp(1.0f, -11),
-                                           2.0f)),
+  EXPECT_EQ(FloatToHalfBits(std::nextafter(1.0f + std::ldexp(1.0f, -11), 2.0f)),
             0x3C01);
   // Rounding carries into the exponent.
   EXPECT_EQ(FloatToHalfBits(std::nextafter(2.0f, 0.0f)), 0x4000);
@@ -110,14 +107,13 @@ TEST(BFloatTest, HandValues) {
   EXPECT_EQ(FloatToBFloatBits(-2.0f), 0xC000);
   EXPECT_EQ(FloatToBFloatBits(0.0f), 0x0000);
   EXPECT_EQ(FloatToBFloatBits(-0.0f), 0x8000);
-  EXPECT_EQ(FloatToBFloatBits(std::numeric_limits<float>::infinity()),
-            0x7F80);
+  EXPECT_EQ(FloatToBFloatBits(std::numeric_limits<float>::infinity()), 0x7F80);
   // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even.
   EXPECT_EQ(FloatToBFloatBits(1.0f + std::ldexp(1.0f, -8)), 0x3F80);
   EXPECT_EQ(FloatToBFloatBits(1.0f + 3.0f * std::ldexp(1.0f, -8)), 0x3F82);
-  EXPECT_EQ(FloatToBFloatBits(std::nextafter(1.0f + std::ldexp(1.0f, -8),
-                                             2.0f)),
-            0x3F81);
+  EXPECT_EQ(
+      FloatToBFloatBits(std::nextafter(1.0f + std::ldexp(1.0f, -8), 2.0f)),
+      0x3F81);
   // The largest float rounds up to inf.
   EXPECT_EQ(FloatToBFloatBits(std::numeric_limits<float>::max()), 0x7F80);
   EXPECT_EQ(FloatToBFloatBits(Bits(0x7F7F7FFFu)), 0x7F7F);
