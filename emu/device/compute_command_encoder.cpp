@@ -1,6 +1,7 @@
 #include "emu/device/compute_command_encoder.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "emu/device/device.h"
@@ -18,6 +19,44 @@ Status CheckIndex(const char* what, int index) {
     return Error{std::string(what) + " index " + std::to_string(index) +
                  " is out of range (Metal allows 0.." +
                  std::to_string(MetalLimits::kMaxBufferArguments - 1) + ")"};
+  }
+  return {};
+}
+
+// Threads in a threadgroup of size `t`, saturating at UINT64_MAX.
+uint64_t TotalThreads(const MTLSize& t) {
+  uint64_t total = 1;
+  for (uint64_t d : {t.width, t.height, t.depth}) {
+    total = d != 0 && total > UINT64_MAX / d ? UINT64_MAX : total * d;
+  }
+  return total;
+}
+
+// A dispatch needs a pipeline, and a threadgroup size with no zero dimension
+// within the pipeline's maxTotalThreadsPerThreadgroup.
+Status CheckThreadgroupSize(const char* call,
+                            const ComputePipelineState* pipeline,
+                            const MTLSize& threads_per_threadgroup) {
+  if (pipeline == nullptr) {
+    return Error{"dispatch without a compute pipeline state "
+                 "(setComputePipelineState was not called)"};
+  }
+  const MTLSize& t = threads_per_threadgroup;
+  if (t.width == 0 || t.height == 0 || t.depth == 0) {
+    return Error{std::string(call) + ": threadsPerThreadgroup " + SizeText(t) +
+                 " has a zero dimension"};
+  }
+  // Checked on the exact product: per-dimension 32-bit values multiplied in
+  // 64 bits can wrap to a small number (2^22 x 2^21 x 2^21 = 2^64 = 0).
+  const uint64_t threads = TotalThreads(t);
+  if (threads > pipeline->maxTotalThreadsPerThreadgroup()) {
+    return Error{
+        std::string(call) + ": threadgroup size " + SizeText(t) + " = " +
+        (threads == UINT64_MAX ? std::string("more than 2^64")
+                               : std::to_string(threads)) +
+        " threads exceeds the pipeline's maxTotalThreadsPerThreadgroup (" +
+        std::to_string(pipeline->maxTotalThreadsPerThreadgroup()) +
+        ") for kernel '" + pipeline->function().kernel().name + "'"};
   }
   return {};
 }
@@ -77,6 +116,11 @@ Status ComputeCommandEncoder::setThreadgroupMemoryLength(uint64_t length,
 
 Status ComputeCommandEncoder::dispatchThreads(
     MTLSize threads_per_grid, MTLSize threads_per_threadgroup) {
+  if (Status s = CheckThreadgroupSize("dispatchThreads", pipeline_.get(),
+                                      threads_per_threadgroup);
+      !s.ok()) {
+    return s;
+  }
   emu::DispatchGrid grid;
   const uint64_t g[3] = {threads_per_grid.width, threads_per_grid.height,
                          threads_per_grid.depth};
@@ -84,18 +128,13 @@ Status ComputeCommandEncoder::dispatchThreads(
                          threads_per_threadgroup.height,
                          threads_per_threadgroup.depth};
   for (int i = 0; i < 3; ++i) {
-    if (t[i] == 0) {
-      return Error{"dispatchThreads: threadsPerThreadgroup " +
-                   SizeText(threads_per_threadgroup) + " has a zero dimension"};
-    }
     if (g[i] > 0xffffffffull) {
       return Error{"dispatchThreads: threadsPerGrid " +
                    SizeText(threads_per_grid) +
                    " has a dimension over 2^32-1 threads"};
     }
     grid.threads_per_grid[i] = static_cast<uint32_t>(g[i]);
-    grid.threads_per_threadgroup[i] =
-        static_cast<uint32_t>(std::min<uint64_t>(t[i], 0xffffffffull));
+    grid.threads_per_threadgroup[i] = static_cast<uint32_t>(t[i]);
     grid.threadgroups[i] = static_cast<uint32_t>((g[i] + t[i] - 1) / t[i]);
   }
   return Encode(grid);
@@ -103,6 +142,11 @@ Status ComputeCommandEncoder::dispatchThreads(
 
 Status ComputeCommandEncoder::dispatchThreadgroups(
     MTLSize threadgroups_per_grid, MTLSize threads_per_threadgroup) {
+  if (Status s = CheckThreadgroupSize("dispatchThreadgroups", pipeline_.get(),
+                                      threads_per_threadgroup);
+      !s.ok()) {
+    return s;
+  }
   emu::DispatchGrid grid;
   const uint64_t n[3] = {threadgroups_per_grid.width,
                          threadgroups_per_grid.height,
@@ -111,12 +155,8 @@ Status ComputeCommandEncoder::dispatchThreadgroups(
                          threads_per_threadgroup.height,
                          threads_per_threadgroup.depth};
   for (int i = 0; i < 3; ++i) {
-    if (t[i] == 0) {
-      return Error{"dispatchThreadgroups: threadsPerThreadgroup " +
-                   SizeText(threads_per_threadgroup) + " has a zero dimension"};
-    }
-    if (t[i] > MetalLimits::kMaxThreadsPerThreadgroup ||
-        n[i] * t[i] > 0xffffffffull) {
+    // t[i] is 1..1024 here; n[i] * t[i] could wrap, n[i] > max / t[i] not.
+    if (n[i] > 0xffffffffull / t[i]) {
       return Error{"dispatchThreadgroups: the grid " +
                    SizeText(threadgroups_per_grid) + " threadgroups of " +
                    SizeText(threads_per_threadgroup) +
@@ -129,26 +169,9 @@ Status ComputeCommandEncoder::dispatchThreadgroups(
   return Encode(grid);
 }
 
+// Called after CheckThreadgroupSize: the pipeline is set.
 Status ComputeCommandEncoder::Encode(const emu::DispatchGrid& grid) {
-  if (!pipeline_) {
-    return Error{"dispatch without a compute pipeline state "
-                 "(setComputePipelineState was not called)"};
-  }
   const isa::Kernel& kernel = pipeline_->function().kernel();
-  const uint64_t threads = static_cast<uint64_t>(grid.threads_per_threadgroup[0]) *
-                           grid.threads_per_threadgroup[1] *
-                           grid.threads_per_threadgroup[2];
-  if (threads > pipeline_->maxTotalThreadsPerThreadgroup()) {
-    const MTLSize t{grid.threads_per_threadgroup[0],
-                    grid.threads_per_threadgroup[1],
-                    grid.threads_per_threadgroup[2]};
-    return Error{"threadgroup size " + SizeText(t) + " = " +
-                 std::to_string(threads) +
-                 " threads exceeds the pipeline's "
-                 "maxTotalThreadsPerThreadgroup (" +
-                 std::to_string(pipeline_->maxTotalThreadsPerThreadgroup()) +
-                 ") for kernel '" + kernel.name + "'"};
-  }
   EncodedDispatch d;
   d.pipeline = pipeline_;
   d.grid = grid;

@@ -1,5 +1,7 @@
 // Handlers for the arithmetic, bit, comparison, select and math opcodes:
 // AluSemantics applied lane by lane under the execution mask.
+#include <bit>
+
 #include "emu/exec/alu_semantics.h"
 #include "emu/exec/handlers.h"
 #include "emu/exec/lane_loop.h"
@@ -10,11 +12,29 @@ namespace {
 
 using isa::OpShape;
 
+// half and bfloat registers hold 16-bit patterns that Get/Put pass through
+// float, which quiets signaling NaNs. The opcodes that return an operand
+// unchanged or only touch its sign bit (mov, select, abs, neg, min, max)
+// work on the bits instead: moves copy bits and min/max return an operand
+// unchanged (isa/README.md), whatever the NaN.
+template <ScalarType T>
+constexpr bool kIsFloat16 = T == ScalarType::kHalf || T == ScalarType::kBFloat;
+
 template <Opcode op, ScalarType T>
 void Unary(ExecContext& ctx, const DecodedInstruction& d) {
   using L = LaneType<T>;
   uint32_t* dst = ctx.Slot(d.slot[0]);
   const uint32_t* a = ctx.Slot(d.slot[1]);
+  if constexpr (kIsFloat16<T> && (op == Opcode::kMov || op == Opcode::kAbs ||
+                                  op == Opcode::kNeg)) {
+    ForEachActiveLane(ctx.mask, [&](int l) {
+      const uint32_t bits = a[l] & 0xffffu;
+      if constexpr (op == Opcode::kMov) dst[l] = bits;
+      if constexpr (op == Opcode::kAbs) dst[l] = bits & 0x7fffu;
+      if constexpr (op == Opcode::kNeg) dst[l] = bits ^ 0x8000u;
+    });
+    return;
+  }
   ForEachActiveLane(ctx.mask, [&](int l) {
     L::Put(dst, dst + kLanes, l,
            AluSemantics<op>::template Eval<T>(L::Get(a, a + kLanes, l)));
@@ -27,6 +47,18 @@ void Binary(ExecContext& ctx, const DecodedInstruction& d) {
   uint32_t* dst = ctx.Slot(d.slot[0]);
   const uint32_t* a = ctx.Slot(d.slot[1]);
   const uint32_t* b = ctx.Slot(d.slot[2]);
+  if constexpr (kIsFloat16<T> && (op == Opcode::kMin || op == Opcode::kMax)) {
+    // The operand whose value the reference picks, as its bits.
+    ForEachActiveLane(ctx.mask, [&](int l) {
+      const float x = L::Get(a, a + kLanes, l);
+      const float r =
+          AluSemantics<op>::template Eval<T>(x, L::Get(b, b + kLanes, l));
+      const bool first =
+          std::bit_cast<uint32_t>(r) == std::bit_cast<uint32_t>(x);
+      dst[l] = (first ? a[l] : b[l]) & 0xffffu;
+    });
+    return;
+  }
   ForEachActiveLane(ctx.mask, [&](int l) {
     L::Put(dst, dst + kLanes, l,
            AluSemantics<op>::template Eval<T>(L::Get(a, a + kLanes, l),
@@ -91,6 +123,11 @@ void Select(ExecContext& ctx, const DecodedInstruction& d) {
   const uint32_t* c = ctx.Slot(d.slot[1]);
   const uint32_t* a = ctx.Slot(d.slot[2]);
   const uint32_t* b = ctx.Slot(d.slot[3]);
+  if constexpr (kIsFloat16<T>) {
+    ForEachActiveLane(
+        ctx.mask, [&](int l) { dst[l] = (c[l] != 0 ? a[l] : b[l]) & 0xffffu; });
+    return;
+  }
   ForEachActiveLane(ctx.mask, [&](int l) {
     L::Put(dst, dst + kLanes, l,
            AluSemantics<op>::template Eval<T>(c[l], L::Get(a, a + kLanes, l),

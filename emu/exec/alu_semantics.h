@@ -45,6 +45,31 @@ inline float CanonicalNaN(float r) {
   return r != r ? std::bit_cast<float>(0x7fc00000u) : r;
 }
 
+// fma for half and bfloat operands, rounded once when Put rounds the float
+// to the 16-bit type. std::fma in float would round twice (to float, then
+// to half), which breaks halfway cases (fma.f16(1.333984375, 1.5, 2^-24)
+// is 2.001953125, not 2). So: the product is exact in double (two 11-bit
+// significands); the sum, made exact by TwoSum, is rounded to odd in
+// double and then to odd in float. Round-to-odd at >= 2 more bits than the
+// target, then nearest even, is one correct rounding.
+inline float FmaForNarrowFloat(float a, float b, float c) {
+  const double p = static_cast<double>(a) * static_cast<double>(b);
+  const double dc = static_cast<double>(c);
+  double s = p + dc;
+  if (!std::isfinite(s)) return static_cast<float>(s);
+  const double t = s - p;
+  const double err = (p - (s - t)) + (dc - t);  // p + dc == s + err
+  if (err != 0 && (std::bit_cast<uint64_t>(s) & 1) == 0) {
+    s = std::nextafter(s, err > 0 ? HUGE_VAL : -HUGE_VAL);
+  }
+  float f = static_cast<float>(s);
+  if (std::isfinite(f) && static_cast<double>(f) != s &&
+      (std::bit_cast<uint32_t>(f) & 1) == 0) {
+    f = std::nextafter(f, static_cast<double>(f) < s ? HUGE_VALF : -HUGE_VALF);
+  }
+  return f;
+}
+
 template <ScalarType T>
 V<T> WrapAdd(V<T> a, V<T> b) {
   using U = std::make_unsigned_t<V<T>>;
@@ -82,10 +107,12 @@ uint32_t ShiftAmount(V<T> b) {
 }
 
 // Transcendentals are computed in double and rounded once to float (and
-// then to half/bfloat on write): within Metal's precise ULP bounds.
+// then to half/bfloat on write): within Metal's precise ULP bounds. Like
+// every float math result, a NaN is the canonical one (libm's NaNs depend
+// on the host: sqrt(-1) is 0xffc00000 on x86).
 template <ScalarType T, typename F>
 V<T> ViaDouble(V<T> a, F f) {
-  return static_cast<float>(f(static_cast<double>(a)));
+  return CanonicalNaN(static_cast<float>(f(static_cast<double>(a))));
 }
 
 // x reduced to [-1, 1] exactly, for the *pi functions.
@@ -158,7 +185,9 @@ template <>
 struct AluSemantics<Opcode::kFma> {
   template <ScalarType T>
   static sem::V<T> Eval(sem::V<T> a, sem::V<T> b, sem::V<T> c) {
-    if constexpr (LaneType<T>::kFloat) {
+    if constexpr (T == ScalarType::kHalf || T == ScalarType::kBFloat) {
+      return sem::CanonicalNaN(sem::FmaForNarrowFloat(a, b, c));
+    } else if constexpr (LaneType<T>::kFloat) {
       return sem::CanonicalNaN(std::fma(a, b, c));
     } else {
       return sem::WrapAdd<T>(sem::WrapMul<T>(a, b), c);
@@ -271,15 +300,26 @@ MTLEMU_INT_UNARY(kBitReverse, [&] {
 }())
 
 // --- rounding -----------------------------------------------------------------
-#define MTLEMU_FLOAT_UNARY(OP, ...) \
-  MTLEMU_UNARY(OP, if constexpr (L::kFloat) return __VA_ARGS__; else return a;)
+#define MTLEMU_FLOAT_UNARY(OP, ...)                                  \
+  MTLEMU_UNARY(OP, if constexpr (L::kFloat) return sem::CanonicalNaN( \
+                       __VA_ARGS__);                                   \
+               else return a;)
 MTLEMU_FLOAT_UNARY(kFloor, std::floor(a))
 MTLEMU_FLOAT_UNARY(kCeil, std::ceil(a))
 MTLEMU_FLOAT_UNARY(kTrunc, std::trunc(a))
 MTLEMU_FLOAT_UNARY(kRint, std::nearbyint(a))
 MTLEMU_FLOAT_UNARY(kRound, std::round(a))
-MTLEMU_FLOAT_UNARY(kFract, std::isinf(a) ? 0.0f
-                          : std::fmin(a - std::floor(a), 0x1.fffffep-1f))
+// fract: x - floor(x) kept below 1 by clamping to the largest value of the
+// type under 1 (in half or bfloat, x - floor(x) of a tiny negative x rounds
+// to 1 otherwise); NaN for NaN (fmin would drop it), 0 for infinities.
+MTLEMU_UNARY(kFract, if constexpr (L::kFloat) {
+  constexpr float kBelowOne = T == ScalarType::kHalf     ? 0x1.ffcp-1f
+                              : T == ScalarType::kBFloat ? 0x1.fep-1f
+                                                         : 0x1.fffffep-1f;
+  if (std::isnan(a)) return sem::CanonicalNaN(a);
+  if (std::isinf(a)) return 0.0f;
+  return std::fmin(a - std::floor(a), kBelowOne);
+} else return a;)
 
 // --- math functions -----------------------------------------------------------
 MTLEMU_FLOAT_UNARY(kSqrt, std::sqrt(a))
@@ -295,21 +335,26 @@ MTLEMU_MATH1(kSin, std::sin(x))
 MTLEMU_MATH1(kCos, std::cos(x))
 MTLEMU_MATH1(kTan, std::tan(x))
 MTLEMU_UNARY(kSinPi, if constexpr (L::kFloat) {
-  if (std::isinf(a)) return std::numeric_limits<float>::quiet_NaN();
+  if (!std::isfinite(a)) return std::numeric_limits<float>::quiet_NaN();
   const double r = sem::ReducePi(a);
   if (r == 0.0 || std::fabs(r) == 1.0) return std::copysign(0.0f, a);
   return static_cast<float>(std::sin(std::numbers::pi * r));
 } else return a;)
 MTLEMU_UNARY(kCosPi, if constexpr (L::kFloat) {
-  if (std::isinf(a)) return std::numeric_limits<float>::quiet_NaN();
+  if (!std::isfinite(a)) return std::numeric_limits<float>::quiet_NaN();
   const double r = sem::ReducePi(a);
   if (std::fabs(r) == 0.5) return 0.0f;
   return static_cast<float>(std::cos(std::numbers::pi * r));
 } else return a;)
 MTLEMU_UNARY(kTanPi, if constexpr (L::kFloat) {
-  if (std::isinf(a)) return std::numeric_limits<float>::quiet_NaN();
+  if (!std::isfinite(a)) return std::numeric_limits<float>::quiet_NaN();
+  // tanpi(n) = sinpi(n) / cospi(n): +-0 as n for even n, the opposite
+  // sign for odd n; the poles at n + 1/2 are +inf for even n, -inf for odd
+  // n (as OpenCL C specifies; Metal does not say).
   const double r = sem::ReducePi(a);
-  if (r == 0.0 || std::fabs(r) == 1.0) return std::copysign(0.0f, a);
+  if (r == 0.0) return std::copysign(0.0f, a);
+  if (std::fabs(r) == 1.0) return std::copysign(0.0f, -a);
+  if (std::fabs(r) == 0.5) return r > 0 ? HUGE_VALF : -HUGE_VALF;
   return static_cast<float>(std::tan(std::numbers::pi * r));
 } else return a;)
 MTLEMU_MATH1(kAsin, std::asin(x))
@@ -321,15 +366,16 @@ MTLEMU_MATH1(kTanh, std::tanh(x))
 MTLEMU_MATH1(kAsinh, std::asinh(x))
 MTLEMU_MATH1(kAcosh, std::acosh(x))
 MTLEMU_MATH1(kAtanh, std::atanh(x))
-MTLEMU_BINARY(kAtan2, if constexpr (L::kFloat) return static_cast<float>(
-                          std::atan2(static_cast<double>(a),
-                                     static_cast<double>(b)));
+MTLEMU_BINARY(kAtan2, if constexpr (L::kFloat) return sem::CanonicalNaN(
+                          static_cast<float>(std::atan2(
+                              static_cast<double>(a), static_cast<double>(b))));
               else return a;)
-MTLEMU_BINARY(kPow, if constexpr (L::kFloat) return static_cast<float>(
-                        std::pow(static_cast<double>(a),
-                                 static_cast<double>(b)));
+MTLEMU_BINARY(kPow, if constexpr (L::kFloat) return sem::CanonicalNaN(
+                        static_cast<float>(std::pow(static_cast<double>(a),
+                                                    static_cast<double>(b))));
               else return a;)
-MTLEMU_BINARY(kFmod, if constexpr (L::kFloat) return std::fmod(a, b);
+MTLEMU_BINARY(kFmod, if constexpr (L::kFloat) return sem::CanonicalNaN(
+                         std::fmod(a, b));
               else return a;)
 MTLEMU_BINARY(kCopySign, if constexpr (L::kFloat) return std::copysign(a, b);
               else return a;)
@@ -339,7 +385,8 @@ struct AluSemantics<Opcode::kLdexp> {
   template <ScalarType T>
   static sem::V<T> Eval(sem::V<T> a, int32_t exponent) {
     if constexpr (LaneType<T>::kFloat) {
-      return static_cast<float>(std::ldexp(static_cast<double>(a), exponent));
+      return sem::CanonicalNaN(static_cast<float>(
+          std::ldexp(static_cast<double>(a), exponent)));
     } else {
       return a;
     }

@@ -4,6 +4,7 @@
 //   integer -> integer: wraps (cvt) or saturates (cvt_sat)
 //   anything -> float: nearest even
 //   anything -> bool: nonzero -> 1
+#include <bit>
 #include <cmath>
 
 #include "emu/exec/alu_semantics.h"
@@ -13,6 +14,22 @@
 namespace mtlemu::emu {
 namespace {
 
+// A 32- or 64-bit integer (wider than float's 24-bit significand) as a
+// float rounded to odd (truncated, lowest bit set if inexact). Put then
+// rounds it to half or bfloat once: rounding to nearest float first would
+// round twice and break halfway cases (cvt.bf16.i32 of 2^24 + 2^16 + 1 is
+// 2^24 + 2^17, but the float nearest to it, 2^24 + 2^16, is a bfloat tie
+// that goes to 2^24).
+template <typename I>
+float ToFloatRoundedToOdd(I v) {
+  float f = static_cast<float>(v);
+  const __int128 exact = v;
+  const __int128 rounded = static_cast<__int128>(f);  // |f| <= 2^64
+  if (rounded == exact) return f;
+  if ((rounded > exact) == (exact > 0)) f = std::nextafter(f, 0.0f);
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
+}
+
 template <ScalarType D, ScalarType S, bool kSaturate>
 typename LaneType<D>::V ConvertValue(typename LaneType<S>::V v) {
   using DL = LaneType<D>;
@@ -20,6 +37,9 @@ typename LaneType<D>::V ConvertValue(typename LaneType<S>::V v) {
   using DV = typename DL::V;
   if constexpr (D == ScalarType::kBool) {
     return v != 0 ? 1u : 0u;
+  } else if constexpr (DL::kFloat && D != ScalarType::kFloat && !SL::kFloat &&
+                       SL::kBits > 16) {
+    return ToFloatRoundedToOdd(v);  // Put rounds to half/bfloat once
   } else if constexpr (DL::kFloat) {
     return static_cast<float>(v);  // Put rounds to half/bfloat
   } else if constexpr (SL::kFloat) {

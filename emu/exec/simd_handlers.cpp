@@ -221,11 +221,14 @@ void MatrixLoad(ExecContext& ctx, const DecodedInstruction& d) {
   const MemoryRegion* cache = nullptr;
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
+    // Both read before the first element is written: the destination may be
+    // the base or the stride register.
     const uint64_t base = LaneAddress(ctx, d.mem, wide, l);
+    const uint64_t row_stride = stride[l];
     for (int e = 0; e < 2; ++e) {
       const uint64_t r = MatrixRow(l), c = MatrixCol(l, e);
-      const uint64_t index = d.inst->transpose ? c * stride[l] + r
-                                               : r * stride[l] + c;
+      const uint64_t index =
+          d.inst->transpose ? c * row_stride + r : r * row_stride + c;
       const uint64_t address = base + index * kSize;
       const uint8_t* p =
           Translate(ctx, space, address, kSize, false, l, cache);

@@ -34,8 +34,9 @@ class DeviceMemory {
 
   // The region that holds all of [address, address + size), or nullptr.
   const MemoryRegion* Find(uint64_t address, uint64_t size) const;
-  // The region at or below `address` nearest to it (for fault reports),
-  // or the first region above it when none is below; nullptr if none.
+  // The region nearest to `address` (for fault reports): the one holding
+  // it, else whichever of the regions below and above is closer; nullptr
+  // when nothing is mapped.
   const MemoryRegion* Nearest(uint64_t address) const;
 
  private:
