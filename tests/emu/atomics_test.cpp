@@ -18,19 +18,10 @@ namespace mtlemu {
 namespace {
 
 using ::mtlemu::testing::KernelHarness;
+using ::mtlemu::testing::Runs;
 using ::testing::AssertionFailure;
 using ::testing::AssertionResult;
 using ::testing::AssertionSuccess;
-
-// Checks that `h` assembled and that dispatching `grid` threads in
-// threadgroups of `group` ran without a fault.
-AssertionResult Runs(KernelHarness& h, MTLSize grid, MTLSize group) {
-  if (!h.status().ok()) return AssertionFailure() << h.status().error().message;
-  const Status s = h.DispatchThreads(grid, group);
-  if (!s.ok()) return AssertionFailure() << s.error().message;
-  if (h.error() != nullptr) return AssertionFailure() << h.error()->message;
-  return AssertionSuccess();
-}
 
 // --- the integer operations --------------------------------------------------
 

@@ -99,4 +99,17 @@ const DispatchReport* KernelHarness::report() const {
                                                : nullptr;
 }
 
+::testing::AssertionResult Runs(KernelHarness& h, MTLSize grid,
+                                MTLSize group) {
+  if (!h.status().ok()) {
+    return ::testing::AssertionFailure() << h.status().error().message;
+  }
+  const Status s = h.DispatchThreads(grid, group);
+  if (!s.ok()) return ::testing::AssertionFailure() << s.error().message;
+  if (h.error() != nullptr) {
+    return ::testing::AssertionFailure() << h.error()->message;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace mtlemu::testing

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "common/result.h"
 #include "emu/device/command_buffer.h"
 #include "emu/device/compute_command_encoder.h"
@@ -66,5 +68,10 @@ class KernelHarness {
   std::map<int, uint64_t> threadgroup_lengths_;
   std::shared_ptr<CommandBuffer> last_;
 };
+
+// Checks that `h` assembled and that dispatching `grid` threads in
+// threadgroups of `group` ran without a fault; the failure says which.
+::testing::AssertionResult Runs(KernelHarness& h, MTLSize grid,
+                                MTLSize group);
 
 }  // namespace mtlemu::testing
