@@ -4,7 +4,7 @@
 // Prints emulated lane-instructions per second (total and per host thread)
 // and the time ratio emulated / native. Not a test: nothing here asserts.
 //
-//   mtlemu_bench [--threads N] [--size N]
+//   mtlemu_bench [--threads N] [--size N] [--only alu|memory]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -122,9 +122,11 @@ double BestSeconds(int repeats, F f) {
 int main(int argc, char** argv) {
   int threads = 0;
   uint64_t n = 1 << 22;
+  std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--threads") == 0) threads = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--size") == 0) n = std::strtoull(argv[i + 1], nullptr, 0);
+    if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
   }
   auto device = Must(mtlemu::Device::Create("m1"));
   device->options().host_threads = threads;
@@ -136,7 +138,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(n), host_threads, repeats);
 
   // ALU: fma chain.
-  {
+  if (only.empty() || only == "alu") {
     const uint64_t m = n / 8;  // fewer threads: each does 1024 fma
     std::vector<float> init(m);
     for (uint64_t i = 0; i < m; ++i) init[i] = static_cast<float>(i % 97) * 0.01f;
@@ -163,7 +165,7 @@ int main(int argc, char** argv) {
                 native_s, e.seconds / native_s);
   }
   // Memory: vector add.
-  {
+  if (only.empty() || only == "memory") {
     std::vector<float> a(n), b(n);
     for (uint64_t i = 0; i < n; ++i) {
       a[i] = static_cast<float>(i);

@@ -6,9 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  cmake ninja-build g++ ccache pkg-config
-  libtbb-dev libhwy-dev libfmt-dev libcli11-dev libboost-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  cmake ninja-build g++ ccache
+  libtbb-dev libhwy-dev libfmt-dev libcli11-dev libgtest-dev
 )
 missing=()
 for p in "${packages[@]}"; do

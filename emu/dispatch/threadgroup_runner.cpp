@@ -31,61 +31,70 @@ void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
                  const Size3& position, const Size3& size, uint32_t simd) {
   const uint32_t threads = size[0] * size[1] * size[2];
   const uint32_t first = simd * kLanes;
-  // The first lane's position in the threadgroup; the others follow by
-  // counting (no division per lane).
-  uint32_t tx = first % size[0];
-  uint32_t ty = (first / size[0]) % size[1];
-  uint32_t tz = first / (size[0] * size[1]);
-  for (int l = 0; l < kLanes; ++l) {
-    const uint32_t index = first + l;
-    uint32_t v = 0;
-    switch (sr) {
-      case SpecialRegister::kThreadPositionInGridX:
-        v = position[0] * g.threads_per_threadgroup[0] + tx; break;
-      case SpecialRegister::kThreadPositionInGridY:
-        v = position[1] * g.threads_per_threadgroup[1] + ty; break;
-      case SpecialRegister::kThreadPositionInGridZ:
-        v = position[2] * g.threads_per_threadgroup[2] + tz; break;
-      case SpecialRegister::kThreadPositionInThreadgroupX: v = tx; break;
-      case SpecialRegister::kThreadPositionInThreadgroupY: v = ty; break;
-      case SpecialRegister::kThreadPositionInThreadgroupZ: v = tz; break;
-      case SpecialRegister::kThreadIndexInThreadgroup: v = index; break;
-      case SpecialRegister::kThreadIndexInSimdgroup: v = l; break;
-      case SpecialRegister::kThreadIndexInQuadgroup: v = l % 4; break;
-      case SpecialRegister::kQuadgroupIndexInThreadgroup: v = index / 4; break;
-      case SpecialRegister::kThreadgroupPositionInGridX: v = position[0]; break;
-      case SpecialRegister::kThreadgroupPositionInGridY: v = position[1]; break;
-      case SpecialRegister::kThreadgroupPositionInGridZ: v = position[2]; break;
-      case SpecialRegister::kThreadsPerThreadgroupX: v = size[0]; break;
-      case SpecialRegister::kThreadsPerThreadgroupY: v = size[1]; break;
-      case SpecialRegister::kThreadsPerThreadgroupZ: v = size[2]; break;
-      case SpecialRegister::kDispatchThreadsPerThreadgroupX:
-        v = g.threads_per_threadgroup[0]; break;
-      case SpecialRegister::kDispatchThreadsPerThreadgroupY:
-        v = g.threads_per_threadgroup[1]; break;
-      case SpecialRegister::kDispatchThreadsPerThreadgroupZ:
-        v = g.threads_per_threadgroup[2]; break;
-      case SpecialRegister::kThreadgroupsPerGridX: v = g.threadgroups[0]; break;
-      case SpecialRegister::kThreadgroupsPerGridY: v = g.threadgroups[1]; break;
-      case SpecialRegister::kThreadgroupsPerGridZ: v = g.threadgroups[2]; break;
-      case SpecialRegister::kThreadsPerGridX: v = g.threads_per_grid[0]; break;
-      case SpecialRegister::kThreadsPerGridY: v = g.threads_per_grid[1]; break;
-      case SpecialRegister::kThreadsPerGridZ: v = g.threads_per_grid[2]; break;
-      case SpecialRegister::kSimdgroupIndexInThreadgroup: v = simd; break;
-      case SpecialRegister::kSimdgroupsPerThreadgroup:
-        v = (threads + kLanes - 1) / kLanes; break;
-      case SpecialRegister::kThreadsPerSimdgroup: v = kLanes; break;
-      case SpecialRegister::kQuadgroupsPerThreadgroup:
-        v = (threads + 3) / 4; break;
-    }
-    slot[l] = v;
-    if (++tx == size[0]) {
-      tx = 0;
-      if (++ty == size[1]) {
-        ty = 0;
-        ++tz;
+  const auto per_lane = [slot](auto f) {
+    for (int l = 0; l < kLanes; ++l) slot[l] = f(static_cast<uint32_t>(l));
+  };
+  const auto uniform = [slot](uint32_t v) { std::fill_n(slot, kLanes, v); };
+  // Lane positions in the threadgroup, by counting from the first lane's
+  // (no division per lane).
+  const auto positions = [&](int axis) {
+    uint32_t p[3] = {first % size[0], (first / size[0]) % size[1],
+                     first / (size[0] * size[1])};
+    for (int l = 0; l < kLanes; ++l) {
+      slot[l] = p[axis];
+      if (++p[0] == size[0]) {
+        p[0] = 0;
+        if (++p[1] == size[1]) {
+          p[1] = 0;
+          ++p[2];
+        }
       }
     }
+  };
+  const auto in_grid = [&](int axis) {
+    positions(axis);
+    const uint32_t base = position[axis] * g.threads_per_threadgroup[axis];
+    for (int l = 0; l < kLanes; ++l) slot[l] += base;
+  };
+  switch (sr) {
+    case SpecialRegister::kThreadPositionInGridX: return in_grid(0);
+    case SpecialRegister::kThreadPositionInGridY: return in_grid(1);
+    case SpecialRegister::kThreadPositionInGridZ: return in_grid(2);
+    case SpecialRegister::kThreadPositionInThreadgroupX: return positions(0);
+    case SpecialRegister::kThreadPositionInThreadgroupY: return positions(1);
+    case SpecialRegister::kThreadPositionInThreadgroupZ: return positions(2);
+    case SpecialRegister::kThreadIndexInThreadgroup:
+      return per_lane([&](uint32_t l) { return first + l; });
+    case SpecialRegister::kThreadIndexInSimdgroup:
+      return per_lane([](uint32_t l) { return l; });
+    case SpecialRegister::kThreadIndexInQuadgroup:
+      return per_lane([](uint32_t l) { return l % 4; });
+    case SpecialRegister::kQuadgroupIndexInThreadgroup:
+      return per_lane([&](uint32_t l) { return (first + l) / 4; });
+    case SpecialRegister::kThreadgroupPositionInGridX: return uniform(position[0]);
+    case SpecialRegister::kThreadgroupPositionInGridY: return uniform(position[1]);
+    case SpecialRegister::kThreadgroupPositionInGridZ: return uniform(position[2]);
+    case SpecialRegister::kThreadsPerThreadgroupX: return uniform(size[0]);
+    case SpecialRegister::kThreadsPerThreadgroupY: return uniform(size[1]);
+    case SpecialRegister::kThreadsPerThreadgroupZ: return uniform(size[2]);
+    case SpecialRegister::kDispatchThreadsPerThreadgroupX:
+      return uniform(g.threads_per_threadgroup[0]);
+    case SpecialRegister::kDispatchThreadsPerThreadgroupY:
+      return uniform(g.threads_per_threadgroup[1]);
+    case SpecialRegister::kDispatchThreadsPerThreadgroupZ:
+      return uniform(g.threads_per_threadgroup[2]);
+    case SpecialRegister::kThreadgroupsPerGridX: return uniform(g.threadgroups[0]);
+    case SpecialRegister::kThreadgroupsPerGridY: return uniform(g.threadgroups[1]);
+    case SpecialRegister::kThreadgroupsPerGridZ: return uniform(g.threadgroups[2]);
+    case SpecialRegister::kThreadsPerGridX: return uniform(g.threads_per_grid[0]);
+    case SpecialRegister::kThreadsPerGridY: return uniform(g.threads_per_grid[1]);
+    case SpecialRegister::kThreadsPerGridZ: return uniform(g.threads_per_grid[2]);
+    case SpecialRegister::kSimdgroupIndexInThreadgroup: return uniform(simd);
+    case SpecialRegister::kSimdgroupsPerThreadgroup:
+      return uniform((threads + kLanes - 1) / kLanes);
+    case SpecialRegister::kThreadsPerSimdgroup: return uniform(kLanes);
+    case SpecialRegister::kQuadgroupsPerThreadgroup:
+      return uniform((threads + 3) / 4);
   }
 }
 
@@ -98,18 +107,26 @@ void ThreadgroupRunner::StartSimdGroup(const DispatchSetup& setup,
   const SlotLayout& layout = k.layout;
   SimdGroup& sg = simd_groups_[index];
   std::vector<uint32_t>& file = sg.lane_file();
-  file.assign(static_cast<size_t>(layout.total) * kLanes, 0);
-  for (size_t u = 0; u < setup.uniforms.size(); ++u) {
-    std::fill_n(&file[(layout.uniform_base + u) * kLanes], kLanes,
-                setup.uniforms[u]);
+  // A runner serves one dispatch, and uniforms and immediates are read-only:
+  // they are splatted once per SIMD group object, not once per start.
+  if (file.size() != static_cast<size_t>(layout.total) * kLanes) {
+    file.assign(static_cast<size_t>(layout.total) * kLanes, 0);
+    for (size_t u = 0; u < setup.uniforms.size(); ++u) {
+      std::fill_n(&file[(layout.uniform_base + u) * kLanes], kLanes,
+                  setup.uniforms[u]);
+    }
+    for (size_t i = 0; i < layout.immediates.size(); ++i) {
+      std::fill_n(&file[(layout.immediate_base + i) * kLanes], kLanes,
+                  layout.immediates[i]);
+    }
   }
+  // Registers start at zero (Metal leaves them undefined; zero makes runs
+  // repeat exactly whatever thread ran the SIMD group before).
+  std::fill_n(file.data(), static_cast<size_t>(layout.uniform_base) * kLanes,
+              0u);
   for (size_t s = 0; s < layout.specials.size(); ++s) {
     FillSpecial(layout.specials[s], &file[(layout.special_base + s) * kLanes],
                 setup.grid, position, size, index);
-  }
-  for (size_t i = 0; i < layout.immediates.size(); ++i) {
-    std::fill_n(&file[(layout.immediate_base + i) * kLanes], kLanes,
-                layout.immediates[i]);
   }
   const uint32_t threads = size[0] * size[1] * size[2];
   const uint32_t first = index * kLanes;

@@ -11,6 +11,8 @@
 
 namespace mtlemu::emu {
 
+// Contract: a runner serves one dispatch only (its SIMD groups' lane files
+// keep that dispatch's uniforms and immediates).
 class ThreadgroupRunner {
  public:
   // Runs threadgroup `position`. Returns false on a fault or stop; `fault`

@@ -33,6 +33,43 @@ inline uint64_t LaneAddress(const ExecContext& ctx, const DecodedMemoryRef& mem,
   return address;
 }
 
+// True when the 32 lanes access consecutive elements of `size` bytes
+// (lane l at first + l*size); `first` is lane 0's address. The common form,
+// one base for all lanes and an index that counts up by lane with scale ==
+// size, is checked with plain loops the compiler vectorizes.
+inline bool IsContiguous(const ExecContext& ctx, const DecodedMemoryRef& mem,
+                         bool wide_base, uint32_t size, uint64_t* first) {
+  *first = LaneAddress(ctx, mem, wide_base, 0);
+  if (mem.index != kNoSlot && mem.scale == size) {
+    const uint32_t* index = ctx.Slot(mem.index);
+    uint32_t differ = 0;
+    for (int l = 0; l < kLanes; ++l) {
+      differ |= index[l] ^ (index[0] + static_cast<uint32_t>(l));
+    }
+    if (mem.base != kNoSlot) {
+      const uint32_t* base = ctx.Slot(mem.base);
+      for (int l = 0; l < kLanes; ++l) differ |= base[l] ^ base[0];
+      if (wide_base) {
+        for (int l = 0; l < kLanes; ++l) {
+          differ |= base[kLanes + l] ^ base[kLanes];
+        }
+      }
+    }
+    // The index must not wrap (or change sign) within the 32 lanes.
+    const uint32_t i0 = index[0];
+    const bool no_wrap = mem.index_signed ? static_cast<int32_t>(i0) <=
+                                                INT32_MAX - (kLanes - 1)
+                                          : i0 <= UINT32_MAX - (kLanes - 1);
+    if (differ == 0 && no_wrap) return true;
+  }
+  for (int l = 1; l < kLanes; ++l) {
+    if (LaneAddress(ctx, mem, wide_base, l) != *first + uint64_t{size} * l) {
+      return false;
+    }
+  }
+  return true;
+}
+
 inline void RecordFault(ExecContext& ctx, FaultKind kind,
                         isa::AddressSpace space, int lane, uint64_t address,
                         uint32_t size, bool is_write) {

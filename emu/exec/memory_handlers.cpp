@@ -70,21 +70,17 @@ void Load(ExecContext& ctx, const DecodedInstruction& d) {
   const MemoryRegion* cache = nullptr;
   if constexpr (kSize == 4) {
     // Fast path: all lanes active, one element each, consecutive addresses.
-    if (ctx.mask == kAllLanes && vector == 1) {
-      const uint64_t first = LaneAddress(ctx, mem, acc.wide_base, 0);
-      bool contiguous = true;
-      for (int l = 1; l < kLanes && contiguous; ++l) {
-        contiguous = LaneAddress(ctx, mem, acc.wide_base, l) == first + 4u * l;
+    uint64_t first;
+    if (ctx.mask == kAllLanes && vector == 1 &&
+        acc.space != AddressSpace::kThread &&
+        IsContiguous(ctx, mem, acc.wide_base, 4, &first)) {
+      const uint8_t* src =
+          Translate(ctx, acc.space, first, 4 * kLanes, false, 0, cache);
+      if (src != nullptr) {
+        std::memcpy(dst, src, 4 * kLanes);
+        return;
       }
-      if (contiguous && acc.space != AddressSpace::kThread) {
-        const uint8_t* src = Translate(ctx, acc.space, first, 4 * kLanes,
-                                       false, 0, cache);
-        if (src != nullptr) {
-          std::memcpy(dst, src, 4 * kLanes);
-          return;
-        }
-        ctx.faulted = false;  // find the first faulting lane below
-      }
+      ctx.faulted = false;  // find the first faulting lane below
     }
   }
   const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
@@ -108,22 +104,17 @@ void Store(ExecContext& ctx, const DecodedInstruction& d) {
   const uint32_t* src = ctx.Slot(d.slot[1]);
   const MemoryRegion* cache = nullptr;
   if constexpr (kSize == 4) {
-    if (ctx.mask == kAllLanes && vector == 1) {
-      const uint64_t first = LaneAddress(ctx, d.mem, acc.wide_base, 0);
-      bool contiguous = true;
-      for (int l = 1; l < kLanes && contiguous; ++l) {
-        contiguous =
-            LaneAddress(ctx, d.mem, acc.wide_base, l) == first + 4u * l;
+    uint64_t first;
+    if (ctx.mask == kAllLanes && vector == 1 &&
+        acc.space != AddressSpace::kThread &&
+        IsContiguous(ctx, d.mem, acc.wide_base, 4, &first)) {
+      uint8_t* dst =
+          Translate(ctx, acc.space, first, 4 * kLanes, true, 0, cache);
+      if (dst != nullptr) {
+        std::memcpy(dst, src, 4 * kLanes);
+        return;
       }
-      if (contiguous && acc.space != AddressSpace::kThread) {
-        uint8_t* dst =
-            Translate(ctx, acc.space, first, 4 * kLanes, true, 0, cache);
-        if (dst != nullptr) {
-          std::memcpy(dst, src, 4 * kLanes);
-          return;
-        }
-        ctx.faulted = false;
-      }
+      ctx.faulted = false;
     }
   }
   const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
