@@ -36,14 +36,15 @@ std::string FmaChainKernel() {
   for (int i = 0; i < kFmaPerIteration; ++i) {
     s += "    fma.f32 r1, r1, 0.999, 0.001\n";
   }
-  s +=
-      "    add.u32 r2, r2, 1\n"
-      "    lt.u32 r3, r2, " + std::to_string(kIterations) + "\n"
-      "    bnz r3, loop, done\n"
-      "done:\n"
-      "    st.device.f32 [u0 + r0*4], r1\n"
-      "    exit\n"
-      ".end\n";
+  s += "    add.u32 r2, r2, 1\n"
+       "    lt.u32 r3, r2, " +
+       std::to_string(kIterations) +
+       "\n"
+       "    bnz r3, loop, done\n"
+       "done:\n"
+       "    st.device.f32 [u0 + r0*4], r1\n"
+       "    exit\n"
+       ".end\n";
   return s;
 }
 
@@ -124,24 +125,29 @@ int main(int argc, char** argv) {
   uint64_t n = 1 << 22;
   std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--threads") == 0) threads = std::atoi(argv[i + 1]);
-    if (std::strcmp(argv[i], "--size") == 0) n = std::strtoull(argv[i + 1], nullptr, 0);
+    if (std::strcmp(argv[i], "--threads") == 0)
+      threads = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--size") == 0)
+      n = std::strtoull(argv[i + 1], nullptr, 0);
     if (std::strcmp(argv[i], "--only") == 0) only = argv[i + 1];
   }
   auto device = Must(mtlemu::Device::Create("m1"));
   device->options().host_threads = threads;
   const int host_threads =
-      threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+      threads > 0 ? threads
+                  : static_cast<int>(std::thread::hardware_concurrency());
   const int repeats = 3;
-  std::printf("mtlemu bench: %llu threads per dispatch, %d host thread(s), "
-              "best of %d\n\n",
-              static_cast<unsigned long long>(n), host_threads, repeats);
+  std::printf(
+      "mtlemu bench: %llu threads per dispatch, %d host thread(s), "
+      "best of %d\n\n",
+      static_cast<unsigned long long>(n), host_threads, repeats);
 
   // ALU: fma chain.
   if (only.empty() || only == "alu") {
     const uint64_t m = n / 8;  // fewer threads: each does 1024 fma
     std::vector<float> init(m);
-    for (uint64_t i = 0; i < m; ++i) init[i] = static_cast<float>(i % 97) * 0.01f;
+    for (uint64_t i = 0; i < m; ++i)
+      init[i] = static_cast<float>(i % 97) * 0.01f;
     auto data = Must(device->newBuffer(init.data(), m * 4));
     const Emulated e = RunKernel(*device, FmaChainKernel(), {data}, m, repeats);
     std::vector<float> native(m);
@@ -149,7 +155,8 @@ int main(int argc, char** argv) {
       native = init;
       for (uint64_t i = 0; i < m; ++i) {
         float x = native[i];
-        for (int k = 0; k < kFmaPerIteration * kIterations; ++k) x = x * kA + kB;
+        for (int k = 0; k < kFmaPerIteration * kIterations; ++k)
+          x = x * kA + kB;
         native[i] = x;
       }
     });
@@ -157,12 +164,14 @@ int main(int argc, char** argv) {
     std::printf("fma chain (ALU-bound), %llu threads x %d fma\n",
                 static_cast<unsigned long long>(m),
                 kFmaPerIteration * kIterations);
-    std::printf("  emulated: %.3f s, %.3g lane-instructions/s (%.3g per host "
-                "thread)\n",
-                e.seconds, rate, rate / host_threads);
-    std::printf("  native C++ loop (1 thread): %.3f s; emulated/native time "
-                "%.1fx\n\n",
-                native_s, e.seconds / native_s);
+    std::printf(
+        "  emulated: %.3f s, %.3g lane-instructions/s (%.3g per host "
+        "thread)\n",
+        e.seconds, rate, rate / host_threads);
+    std::printf(
+        "  native C++ loop (1 thread): %.3f s; emulated/native time "
+        "%.1fx\n\n",
+        native_s, e.seconds / native_s);
   }
   // Memory: vector add.
   if (only.empty() || only == "memory") {
@@ -184,9 +193,10 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(n));
     std::printf("  emulated: %.4f s, %.3g lane-instructions/s, %.2f GB/s\n",
                 e.seconds, rate, 12.0 * n / e.seconds / 1e9);
-    std::printf("  native C++ loop (1 thread): %.4f s, %.2f GB/s; "
-                "emulated/native time %.1fx\n",
-                native_s, 12.0 * n / native_s / 1e9, e.seconds / native_s);
+    std::printf(
+        "  native C++ loop (1 thread): %.4f s, %.2f GB/s; "
+        "emulated/native time %.1fx\n",
+        native_s, 12.0 * n / native_s / 1e9, e.seconds / native_s);
   }
   return 0;
 }

@@ -1,9 +1,8 @@
 #include "cli/kernel_file.h"
 
-#include <span>
-
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 
 #include "isa/binary_module.h"

@@ -7,8 +7,9 @@
 
 int main(int argc, char** argv) {
   using namespace mtlemu::cli;
-  CLI::App app{"mtlemu: run Metal compute kernels on Linux, on a model of "
-               "Apple's M1, M2 and M3 GPUs"};
+  CLI::App app{
+      "mtlemu: run Metal compute kernels on Linux, on a model of "
+      "Apple's M1, M2 and M3 GPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "mtlemu 0.1.0");
 
@@ -39,16 +40,18 @@ int main(int argc, char** argv) {
                       "INDEX=PATH.npy: write that buffer after the run");
   run_cmd->add_option("--threads", run.threads,
                       "Host threads (default: all cores)");
-  run_cmd->add_option("--timeout", run.timeout_seconds,
-                      "Seconds before the dispatch is stopped as a GPU "
-                      "timeout")
+  run_cmd
+      ->add_option("--timeout", run.timeout_seconds,
+                   "Seconds before the dispatch is stopped as a GPU "
+                   "timeout")
       ->capture_default_str();
   run_cmd->add_flag("--quiet,-q", run.quiet, "Print only errors");
 
   std::string asm_file, asm_output;
   CLI::App* asm_cmd = app.add_subcommand(
-      "asm", "Assemble and verify ISA text; write a binary module or print "
-             "the canonical text");
+      "asm",
+      "Assemble and verify ISA text; write a binary module or print "
+      "the canonical text");
   asm_cmd->add_option("file", asm_file, "ISA text file")->required();
   asm_cmd->add_option("--output,-o", asm_output, "Binary module to write");
 

@@ -207,7 +207,7 @@ class HeaderParser {
         return Fail("shape has more than " + std::to_string(kNpyMaxRank) +
                     " dimensions");
       }
-      uint64_t dim;
+      uint64_t dim = 0;
       if (Status st = ParseDim(&dim); !st.ok()) return st;
       out->push_back(dim);
       const bool comma = Consume(',');

@@ -67,10 +67,10 @@ void CheckType(const isa::Kernel& kernel, int index, isa::ScalarType given,
   if (arg == nullptr || !arg->element) return;
   if (*arg->element == given) return;
   if (from_npy_u2 && *arg->element == isa::ScalarType::kBFloat) return;
-  throw RunError(fmt::format(
-      "{}: kernel '{}' reads {} as {}, but the data given is {}", origin,
-      kernel.name, ArgumentDescription(*arg), isa::MetalName(*arg->element),
-      isa::MetalName(given)));
+  throw RunError(
+      fmt::format("{}: kernel '{}' reads {} as {}, but the data given is {}",
+                  origin, kernel.name, ArgumentDescription(*arg),
+                  isa::MetalName(*arg->element), isa::MetalName(given)));
 }
 
 template <class T>
@@ -90,8 +90,8 @@ std::map<int, BoundBuffer> MakeBuffers(Device& device,
   for (const std::string& text : options.buffers) {
     BufferSpec spec = Unwrap(ParseBufferSpec(text));
     if (bound.count(spec.index)) {
-      throw RunError(fmt::format("--buffer '{}': buffer index {} is given twice",
-                                 text, spec.index));
+      throw RunError(fmt::format(
+          "--buffer '{}': buffer index {} is given twice", text, spec.index));
     }
     BoundBuffer b;
     b.origin = "--buffer '" + text + "'";
@@ -137,10 +137,11 @@ class ProgressLine {
     if (now - start_ < std::chrono::seconds(1)) return;
     std::lock_guard<std::mutex> lock(mutex_);
     shown_ = true;
-    std::fprintf(stderr, "\r  threadgroups %llu / %llu (%.0f%%)",
-                 static_cast<unsigned long long>(done),
-                 static_cast<unsigned long long>(total),
-                 100.0 * static_cast<double>(done) / static_cast<double>(total));
+    std::fprintf(
+        stderr, "\r  threadgroups %llu / %llu (%.0f%%)",
+        static_cast<unsigned long long>(done),
+        static_cast<unsigned long long>(total),
+        100.0 * static_cast<double>(done) / static_cast<double>(total));
     std::fflush(stderr);
   }
 
@@ -188,9 +189,10 @@ int Run(const RunOptions& options) {
   for (const std::string& text : options.bytes) {
     BytesSpec spec = Unwrap(ParseBytesSpec(text));
     if (bound.count(spec.index)) {
-      throw RunError(fmt::format("--bytes '{}': buffer index {} is already "
-                                 "given",
-                                 text, spec.index));
+      throw RunError(
+          fmt::format("--bytes '{}': buffer index {} is already "
+                      "given",
+                      text, spec.index));
     }
     CheckType(kernel, spec.index, spec.type, "--bytes '" + text + "'", false);
     Check(encoder->setBytes(spec.bytes.data(), spec.bytes.size(), spec.index));
@@ -199,8 +201,8 @@ int Run(const RunOptions& options) {
     ThreadgroupMemorySpec spec = Unwrap(ParseThreadgroupMemorySpec(text));
     Status s = encoder->setThreadgroupMemoryLength(spec.length, spec.index);
     if (!s.ok()) {
-      throw RunError("--threadgroup-memory '" + text + "': " +
-                     s.error().message);
+      throw RunError("--threadgroup-memory '" + text +
+                     "': " + s.error().message);
     }
   }
   for (const isa::BufferArgument& arg : kernel.buffers) {
@@ -232,9 +234,9 @@ int Run(const RunOptions& options) {
       throw RunError("--out '" + text + "': expected INDEX=PATH.npy");
     }
     if (!bound.count(index)) {
-      throw RunError(fmt::format(
-          "--out '{}': buffer index {} is not given with --buffer", text,
-          index));
+      throw RunError(
+          fmt::format("--out '{}': buffer index {} is not given with --buffer",
+                      text, index));
     }
     outputs.push_back({index, text.substr(eq + 1)});
   }
@@ -246,8 +248,7 @@ int Run(const RunOptions& options) {
         "--groups (threadgroups, as dispatchThreadgroups)");
   }
   MTLSize threadgroup{
-      std::min<uint64_t>(256, pipeline->maxTotalThreadsPerThreadgroup()), 1,
-      1};
+      std::min<uint64_t>(256, pipeline->maxTotalThreadsPerThreadgroup()), 1, 1};
   if (options.threadgroup) {
     threadgroup =
         ToMTLSize(Unwrap(ParseSize3("--threadgroup", *options.threadgroup)));

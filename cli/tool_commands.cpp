@@ -81,8 +81,8 @@ int DisasmCommand(const std::string& file) {
 }
 
 int ChipsCommand() {
-  std::printf("%-10s %-16s %-8s %6s %10s\n", "name", "chip", "family",
-              "cores", "clock MHz");
+  std::printf("%-10s %-16s %-8s %6s %10s\n", "name", "chip", "family", "cores",
+              "clock MHz");
   for (const ChipSpec& c : AllChips()) {
     std::printf("%-10s %-16s %-8s %6d %10d\n", std::string(c.name).c_str(),
                 std::string(c.marketing_name).c_str(),

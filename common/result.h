@@ -1,5 +1,5 @@
-// Errors as values, for every library of the project: a Result<T> holds either a T
-// or an Error; Status (= Result<void>) holds nothing or an Error. C++20 has
+// Errors as values, for every library of the project: a Result<T> holds either
+// a T or an Error; Status (= Result<void>) holds nothing or an Error. C++20 has
 // no std::expected, so this is the minimal stand-in.
 //
 //   Result<int> r = ParseThing(text);

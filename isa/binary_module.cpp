@@ -9,7 +9,8 @@ class Writer {
  public:
   void U8(uint8_t v) { out_.push_back(v); }
   void U32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    for (int i = 0; i < 4; ++i)
+      out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
   }
   void U64(uint64_t v) {
     U32(static_cast<uint32_t>(v));
@@ -36,7 +37,8 @@ class Reader {
   uint32_t U32() {
     if (!Need(4)) return 0;
     uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(data_[pos_++]) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      v |= static_cast<uint32_t>(data_[pos_++]) << (8 * i);
     return v;
   }
   uint64_t U64() {

@@ -4,11 +4,16 @@ namespace mtlemu::isa {
 
 std::string_view AddressSpaceName(AddressSpace space) {
   switch (space) {
-    case AddressSpace::kNone: return "none";
-    case AddressSpace::kDevice: return "device";
-    case AddressSpace::kConstant: return "constant";
-    case AddressSpace::kThreadgroup: return "threadgroup";
-    case AddressSpace::kThread: return "thread";
+    case AddressSpace::kNone:
+      return "none";
+    case AddressSpace::kDevice:
+      return "device";
+    case AddressSpace::kConstant:
+      return "constant";
+    case AddressSpace::kThreadgroup:
+      return "threadgroup";
+    case AddressSpace::kThread:
+      return "thread";
   }
   return "?";
 }
@@ -19,38 +24,64 @@ bool IsWideAddressSpace(AddressSpace space) {
 
 std::string_view MemFlagName(int bit_index) {
   switch (bit_index) {
-    case 0: return "mem_device";
-    case 1: return "mem_threadgroup";
-    case 2: return "mem_texture";
-    case 3: return "mem_threadgroup_imageblock";
+    case 0:
+      return "mem_device";
+    case 1:
+      return "mem_threadgroup";
+    case 2:
+      return "mem_texture";
+    case 3:
+      return "mem_threadgroup_imageblock";
   }
   return "?";
 }
 
 int OperandCount(OpShape shape) {
   switch (shape) {
-    case OpShape::kNullary: return 0;
-    case OpShape::kNullaryValue: return 1;
-    case OpShape::kUnary: return 2;
-    case OpShape::kBinary: return 3;
-    case OpShape::kBinaryInt: return 3;
-    case OpShape::kTernary: return 4;
-    case OpShape::kCompare: return 3;
-    case OpShape::kTest: return 2;
-    case OpShape::kSelect: return 4;
-    case OpShape::kConvert: return 2;
-    case OpShape::kLoad: return 2;
-    case OpShape::kStore: return 2;
-    case OpShape::kAtomicLoad: return 2;
-    case OpShape::kAtomicStore: return 2;
-    case OpShape::kAtomic: return 3;
-    case OpShape::kAtomicCas: return 4;
-    case OpShape::kBranch: return 1;
-    case OpShape::kCondBranch: return 3;
-    case OpShape::kBarrier: return 0;
-    case OpShape::kVote: return 2;
-    case OpShape::kMatrixLoad: return 3;
-    case OpShape::kMatrixStore: return 3;
+    case OpShape::kNullary:
+      return 0;
+    case OpShape::kNullaryValue:
+      return 1;
+    case OpShape::kUnary:
+      return 2;
+    case OpShape::kBinary:
+      return 3;
+    case OpShape::kBinaryInt:
+      return 3;
+    case OpShape::kTernary:
+      return 4;
+    case OpShape::kCompare:
+      return 3;
+    case OpShape::kTest:
+      return 2;
+    case OpShape::kSelect:
+      return 4;
+    case OpShape::kConvert:
+      return 2;
+    case OpShape::kLoad:
+      return 2;
+    case OpShape::kStore:
+      return 2;
+    case OpShape::kAtomicLoad:
+      return 2;
+    case OpShape::kAtomicStore:
+      return 2;
+    case OpShape::kAtomic:
+      return 3;
+    case OpShape::kAtomicCas:
+      return 4;
+    case OpShape::kBranch:
+      return 1;
+    case OpShape::kCondBranch:
+      return 3;
+    case OpShape::kBarrier:
+      return 0;
+    case OpShape::kVote:
+      return 2;
+    case OpShape::kMatrixLoad:
+      return 3;
+    case OpShape::kMatrixStore:
+      return 3;
   }
   return 0;
 }

@@ -14,8 +14,13 @@ namespace mtlemu::isa {
 
 // Metal's address spaces. Device and constant pointers are 64-bit GPU
 // virtual addresses; threadgroup and thread addresses are 32-bit offsets.
-enum class AddressSpace : uint8_t { kNone, kDevice, kConstant, kThreadgroup,
-                                    kThread };
+enum class AddressSpace : uint8_t {
+  kNone,
+  kDevice,
+  kConstant,
+  kThreadgroup,
+  kThread
+};
 std::string_view AddressSpaceName(AddressSpace space);
 bool IsWideAddressSpace(AddressSpace space);  // 64-bit addresses
 
@@ -63,8 +68,8 @@ struct Operand {
   OperandKind kind = OperandKind::kNone;
   uint16_t reg = 0;  // register or uniform number
   SpecialRegister special = SpecialRegister::kThreadPositionInGridX;
-  uint64_t imm = 0;     // immediate bits
-  uint32_t label = 0;   // instruction index (labels resolved)
+  uint64_t imm = 0;    // immediate bits
+  uint32_t label = 0;  // instruction index (labels resolved)
   MemoryRef mem;
 
   bool operator==(const Operand&) const = default;
@@ -124,9 +129,9 @@ struct Instruction {
   ScalarType type = ScalarType::kUInt;   // the instruction's type (.T)
   ScalarType type2 = ScalarType::kUInt;  // cvt: the source type
   AddressSpace space = AddressSpace::kNone;
-  uint8_t vector = 1;       // ld/st: 1..4 elements
-  uint8_t mem_flags = 0;    // barriers: MemFlags bits
-  bool transpose = false;   // simdgroup_load/store
+  uint8_t vector = 1;                            // ld/st: 1..4 elements
+  uint8_t mem_flags = 0;                         // barriers: MemFlags bits
+  bool transpose = false;                        // simdgroup_load/store
   std::array<Operand, kMaxOperands> operands{};  // in text order
   SourceLocation location;
 

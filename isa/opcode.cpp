@@ -84,24 +84,42 @@ bool AccessesMemory(Opcode op) { return ShapeHasSpace(GetOpInfo(op).shape); }
 
 std::string_view ExecUnitName(ExecUnit unit) {
   switch (unit) {
-    case ExecUnit::kAlu: return "alu";
-    case ExecUnit::kMul: return "mul";
-    case ExecUnit::kShift: return "shift";
-    case ExecUnit::kDiv: return "div";
-    case ExecUnit::kConvert: return "convert";
-    case ExecUnit::kSqrt: return "sqrt";
-    case ExecUnit::kRecip: return "recip";
-    case ExecUnit::kTranscendental: return "transcendental";
-    case ExecUnit::kTrig: return "trig";
-    case ExecUnit::kLoad: return "load";
-    case ExecUnit::kStore: return "store";
-    case ExecUnit::kAtomic: return "atomic";
-    case ExecUnit::kBranch: return "branch";
-    case ExecUnit::kBarrier: return "barrier";
-    case ExecUnit::kSimdShuffle: return "simd_shuffle";
-    case ExecUnit::kSimdReduce: return "simd_reduce";
-    case ExecUnit::kSimdPrefix: return "simd_prefix";
-    case ExecUnit::kMatrix: return "matrix";
+    case ExecUnit::kAlu:
+      return "alu";
+    case ExecUnit::kMul:
+      return "mul";
+    case ExecUnit::kShift:
+      return "shift";
+    case ExecUnit::kDiv:
+      return "div";
+    case ExecUnit::kConvert:
+      return "convert";
+    case ExecUnit::kSqrt:
+      return "sqrt";
+    case ExecUnit::kRecip:
+      return "recip";
+    case ExecUnit::kTranscendental:
+      return "transcendental";
+    case ExecUnit::kTrig:
+      return "trig";
+    case ExecUnit::kLoad:
+      return "load";
+    case ExecUnit::kStore:
+      return "store";
+    case ExecUnit::kAtomic:
+      return "atomic";
+    case ExecUnit::kBranch:
+      return "branch";
+    case ExecUnit::kBarrier:
+      return "barrier";
+    case ExecUnit::kSimdShuffle:
+      return "simd_shuffle";
+    case ExecUnit::kSimdReduce:
+      return "simd_reduce";
+    case ExecUnit::kSimdPrefix:
+      return "simd_prefix";
+    case ExecUnit::kMatrix:
+      return "matrix";
   }
   return "?";
 }

@@ -108,11 +108,11 @@ inline std::string_view Mnemonic(Opcode op) { return GetOpInfo(op).mnemonic; }
 std::optional<Opcode> OpcodeFromMnemonic(std::string_view mnemonic);
 
 // Facts derived from the shape.
-bool ShapeHasType(OpShape shape);       // takes a .T suffix
-bool ShapeHasSpace(OpShape shape);      // takes a .SPACE suffix
+bool ShapeHasType(OpShape shape);   // takes a .T suffix
+bool ShapeHasSpace(OpShape shape);  // takes a .SPACE suffix
 bool ShapeHasDestination(OpShape shape);
-bool IsTerminator(Opcode op);           // ends a path: br, exit
-bool IsBranch(Opcode op);               // br, bnz, bz
+bool IsTerminator(Opcode op);  // ends a path: br, exit
+bool IsBranch(Opcode op);      // br, bnz, bz
 bool AccessesMemory(Opcode op);
 std::string_view ExecUnitName(ExecUnit unit);
 

@@ -18,9 +18,7 @@ constexpr std::array<ScalarTypeInfo, kNumScalarTypes> kInfo = {{
 #undef X
 }};
 
-const ScalarTypeInfo& Info(ScalarType t) {
-  return kInfo[static_cast<int>(t)];
-}
+const ScalarTypeInfo& Info(ScalarType t) { return kInfo[static_cast<int>(t)]; }
 
 }  // namespace
 

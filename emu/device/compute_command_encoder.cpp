@@ -38,8 +38,9 @@ Status CheckThreadgroupSize(const char* call,
                             const ComputePipelineState* pipeline,
                             const MTLSize& threads_per_threadgroup) {
   if (pipeline == nullptr) {
-    return Error{"dispatch without a compute pipeline state "
-                 "(setComputePipelineState was not called)"};
+    return Error{
+        "dispatch without a compute pipeline state "
+        "(setComputePipelineState was not called)"};
   }
   const MTLSize& t = threads_per_threadgroup;
   if (t.width == 0 || t.height == 0 || t.depth == 0) {
@@ -84,8 +85,8 @@ Status ComputeCommandEncoder::setBytes(const void* bytes, uint64_t length,
                                        int index) {
   if (Status s = CheckIndex("buffer", index); !s.ok()) return s;
   if (length > MetalLimits::kMaxSetBytesLength) {
-    return Error{"setBytes: " + std::to_string(length) +
-                 " bytes at index " + std::to_string(index) +
+    return Error{"setBytes: " + std::to_string(length) + " bytes at index " +
+                 std::to_string(index) +
                  " exceed Metal's limit of 4096 bytes; use a buffer"};
   }
   Result<std::shared_ptr<Buffer>> copy =
@@ -100,13 +101,12 @@ Status ComputeCommandEncoder::setThreadgroupMemoryLength(uint64_t length,
   if (Status s = CheckIndex("threadgroup memory", index); !s.ok()) return s;
   if (length % MetalLimits::kThreadgroupMemoryAlignment != 0) {
     return Error{"setThreadgroupMemoryLength: length " +
-                 std::to_string(length) + " at index " +
-                 std::to_string(index) + " is not a multiple of 16 bytes"};
+                 std::to_string(length) + " at index " + std::to_string(index) +
+                 " is not a multiple of 16 bytes"};
   }
   if (length > MetalLimits::kMaxThreadgroupMemoryLength) {
     return Error{"setThreadgroupMemoryLength: length " +
-                 std::to_string(length) + " at index " +
-                 std::to_string(index) +
+                 std::to_string(length) + " at index " + std::to_string(index) +
                  " exceeds maxThreadgroupMemoryLength (32768 bytes)"};
   }
   threadgroup_lengths_[index] = length;
@@ -114,8 +114,8 @@ Status ComputeCommandEncoder::setThreadgroupMemoryLength(uint64_t length,
   return {};
 }
 
-Status ComputeCommandEncoder::dispatchThreads(
-    MTLSize threads_per_grid, MTLSize threads_per_threadgroup) {
+Status ComputeCommandEncoder::dispatchThreads(MTLSize threads_per_grid,
+                                              MTLSize threads_per_threadgroup) {
   if (Status s = CheckThreadgroupSize("dispatchThreads", pipeline_.get(),
                                       threads_per_threadgroup);
       !s.ok()) {
@@ -206,8 +206,7 @@ Status ComputeCommandEncoder::Encode(const emu::DispatchGrid& grid) {
     length += static_cast<uint32_t>(threadgroup_lengths_[arg.index]);
   }
   if (length > MetalLimits::kMaxThreadgroupMemoryLength) {
-    return Error{"kernel '" + kernel.name + "' uses " +
-                 std::to_string(length) +
+    return Error{"kernel '" + kernel.name + "' uses " + std::to_string(length) +
                  " bytes of threadgroup memory (static and set lengths), "
                  "over maxThreadgroupMemoryLength (32768 bytes)"};
   }

@@ -21,8 +21,7 @@ class ComputeCommandEncoder {
       std::shared_ptr<const ComputePipelineState> pipeline) {
     pipeline_ = std::move(pipeline);
   }
-  Status setBuffer(std::shared_ptr<Buffer> buffer, uint64_t offset,
-                   int index);
+  Status setBuffer(std::shared_ptr<Buffer> buffer, uint64_t offset, int index);
   // Copies the bytes now (at most 4 KB), as Metal does.
   Status setBytes(const void* bytes, uint64_t length, int index);
   // `length` must be a multiple of 16.

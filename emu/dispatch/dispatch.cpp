@@ -1,7 +1,6 @@
 #include "emu/dispatch/dispatch.h"
 
 #include <fmt/format.h>
-
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
@@ -63,14 +62,14 @@ void CompleteFault(const DispatchSetup& setup, Fault& fault) {
       fault.region_description =
           setup.describe_address(fault.address, &fault.region_offset);
     } else if (fault.space == isa::AddressSpace::kThreadgroup) {
-      fault.region_description = "threadgroup memory (" +
-                                 std::to_string(setup.threadgroup_memory_length) +
-                                 " bytes)";
+      fault.region_description =
+          "threadgroup memory (" +
+          std::to_string(setup.threadgroup_memory_length) + " bytes)";
       fault.region_offset = static_cast<int64_t>(fault.address);
     } else if (fault.space == isa::AddressSpace::kThread) {
-      fault.region_description =
-          "thread memory (" + std::to_string(kernel.thread_memory) +
-          " bytes per thread)";
+      fault.region_description = "thread memory (" +
+                                 std::to_string(kernel.thread_memory) +
+                                 " bytes per thread)";
       fault.region_offset = static_cast<int64_t>(fault.address);
     }
   }
@@ -116,9 +115,10 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
       ++w.threadgroups_done;
       const uint64_t n = done.fetch_add(1, std::memory_order_relaxed) + 1;
       if (setup.progress) {
-        const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::steady_clock::now() - start)
-                                .count();
+        const int64_t now =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(
+                std::chrono::steady_clock::now() - start)
+                .count();
         int64_t last = last_progress_ns.load(std::memory_order_relaxed);
         if (now - last > 100'000'000 &&
             last_progress_ns.compare_exchange_strong(last, now)) {
@@ -152,9 +152,9 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
     result.lane_instructions += w.stats.lane_instructions;
     result.threadgroups_done += w.threadgroups_done;
   }
-  result.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (first_fault.Any()) {
     result.ok = false;
     result.fault = first_fault.fault();

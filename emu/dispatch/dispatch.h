@@ -20,7 +20,7 @@ using Size3 = std::array<uint32_t, 3>;
 struct DispatchGrid {
   Size3 threadgroups{1, 1, 1};             // threadgroups_per_grid
   Size3 threads_per_threadgroup{1, 1, 1};  // as dispatched
-  Size3 threads_per_grid{1, 1, 1};  // edge threadgroups are cut to this
+  Size3 threads_per_grid{1, 1, 1};         // edge threadgroups are cut to this
 };
 
 struct DispatchSetup {
@@ -40,7 +40,7 @@ struct DispatchSetup {
   // ("buffer(2) 'out' (4096 bytes)") and its offset; may be empty.
   std::function<std::string(uint64_t address, int64_t* offset)>
       describe_address;
-  std::string source_file;  // file of SourceLocation::file 0
+  std::string source_file;         // file of SourceLocation::file 0
   std::vector<std::string> files;  // the module's file table
 };
 

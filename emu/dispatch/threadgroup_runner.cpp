@@ -16,9 +16,8 @@ Size3 ThreadgroupSize(const DispatchGrid& g, const Size3& position) {
   for (int i = 0; i < 3; ++i) {
     const uint64_t start =
         static_cast<uint64_t>(position[i]) * g.threads_per_threadgroup[i];
-    const uint64_t left = g.threads_per_grid[i] > start
-                              ? g.threads_per_grid[i] - start
-                              : 0;
+    const uint64_t left =
+        g.threads_per_grid[i] > start ? g.threads_per_grid[i] - start : 0;
     size[i] = static_cast<uint32_t>(
         std::min<uint64_t>(g.threads_per_threadgroup[i], left));
   }
@@ -57,12 +56,18 @@ void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
     for (int l = 0; l < kLanes; ++l) slot[l] += base;
   };
   switch (sr) {
-    case SpecialRegister::kThreadPositionInGridX: return in_grid(0);
-    case SpecialRegister::kThreadPositionInGridY: return in_grid(1);
-    case SpecialRegister::kThreadPositionInGridZ: return in_grid(2);
-    case SpecialRegister::kThreadPositionInThreadgroupX: return positions(0);
-    case SpecialRegister::kThreadPositionInThreadgroupY: return positions(1);
-    case SpecialRegister::kThreadPositionInThreadgroupZ: return positions(2);
+    case SpecialRegister::kThreadPositionInGridX:
+      return in_grid(0);
+    case SpecialRegister::kThreadPositionInGridY:
+      return in_grid(1);
+    case SpecialRegister::kThreadPositionInGridZ:
+      return in_grid(2);
+    case SpecialRegister::kThreadPositionInThreadgroupX:
+      return positions(0);
+    case SpecialRegister::kThreadPositionInThreadgroupY:
+      return positions(1);
+    case SpecialRegister::kThreadPositionInThreadgroupZ:
+      return positions(2);
     case SpecialRegister::kThreadIndexInThreadgroup:
       return per_lane([&](uint32_t l) { return first + l; });
     case SpecialRegister::kThreadIndexInSimdgroup:
@@ -71,28 +76,42 @@ void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
       return per_lane([](uint32_t l) { return l % 4; });
     case SpecialRegister::kQuadgroupIndexInThreadgroup:
       return per_lane([&](uint32_t l) { return (first + l) / 4; });
-    case SpecialRegister::kThreadgroupPositionInGridX: return uniform(position[0]);
-    case SpecialRegister::kThreadgroupPositionInGridY: return uniform(position[1]);
-    case SpecialRegister::kThreadgroupPositionInGridZ: return uniform(position[2]);
-    case SpecialRegister::kThreadsPerThreadgroupX: return uniform(size[0]);
-    case SpecialRegister::kThreadsPerThreadgroupY: return uniform(size[1]);
-    case SpecialRegister::kThreadsPerThreadgroupZ: return uniform(size[2]);
+    case SpecialRegister::kThreadgroupPositionInGridX:
+      return uniform(position[0]);
+    case SpecialRegister::kThreadgroupPositionInGridY:
+      return uniform(position[1]);
+    case SpecialRegister::kThreadgroupPositionInGridZ:
+      return uniform(position[2]);
+    case SpecialRegister::kThreadsPerThreadgroupX:
+      return uniform(size[0]);
+    case SpecialRegister::kThreadsPerThreadgroupY:
+      return uniform(size[1]);
+    case SpecialRegister::kThreadsPerThreadgroupZ:
+      return uniform(size[2]);
     case SpecialRegister::kDispatchThreadsPerThreadgroupX:
       return uniform(g.threads_per_threadgroup[0]);
     case SpecialRegister::kDispatchThreadsPerThreadgroupY:
       return uniform(g.threads_per_threadgroup[1]);
     case SpecialRegister::kDispatchThreadsPerThreadgroupZ:
       return uniform(g.threads_per_threadgroup[2]);
-    case SpecialRegister::kThreadgroupsPerGridX: return uniform(g.threadgroups[0]);
-    case SpecialRegister::kThreadgroupsPerGridY: return uniform(g.threadgroups[1]);
-    case SpecialRegister::kThreadgroupsPerGridZ: return uniform(g.threadgroups[2]);
-    case SpecialRegister::kThreadsPerGridX: return uniform(g.threads_per_grid[0]);
-    case SpecialRegister::kThreadsPerGridY: return uniform(g.threads_per_grid[1]);
-    case SpecialRegister::kThreadsPerGridZ: return uniform(g.threads_per_grid[2]);
-    case SpecialRegister::kSimdgroupIndexInThreadgroup: return uniform(simd);
+    case SpecialRegister::kThreadgroupsPerGridX:
+      return uniform(g.threadgroups[0]);
+    case SpecialRegister::kThreadgroupsPerGridY:
+      return uniform(g.threadgroups[1]);
+    case SpecialRegister::kThreadgroupsPerGridZ:
+      return uniform(g.threadgroups[2]);
+    case SpecialRegister::kThreadsPerGridX:
+      return uniform(g.threads_per_grid[0]);
+    case SpecialRegister::kThreadsPerGridY:
+      return uniform(g.threads_per_grid[1]);
+    case SpecialRegister::kThreadsPerGridZ:
+      return uniform(g.threads_per_grid[2]);
+    case SpecialRegister::kSimdgroupIndexInThreadgroup:
+      return uniform(simd);
     case SpecialRegister::kSimdgroupsPerThreadgroup:
       return uniform((threads + kLanes - 1) / kLanes);
-    case SpecialRegister::kThreadsPerSimdgroup: return uniform(kLanes);
+    case SpecialRegister::kThreadsPerSimdgroup:
+      return uniform(kLanes);
     case SpecialRegister::kQuadgroupsPerThreadgroup:
       return uniform((threads + 3) / 4);
   }
@@ -101,8 +120,8 @@ void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
 }  // namespace
 
 void ThreadgroupRunner::StartSimdGroup(const DispatchSetup& setup,
-                                       const Size3& position,
-                                       const Size3& size, uint32_t index) {
+                                       const Size3& position, const Size3& size,
+                                       uint32_t index) {
   const DecodedKernel& k = *setup.kernel;
   const SlotLayout& layout = k.layout;
   SimdGroup& sg = simd_groups_[index];
@@ -146,8 +165,7 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
   // repeat exactly.
   threadgroup_memory_.assign(setup.threadgroup_memory_length, 0);
   const uint32_t thread_memory = setup.kernel->kernel->thread_memory;
-  thread_memory_.assign(static_cast<size_t>(thread_memory) * kLanes * count,
-                        0);
+  thread_memory_.assign(static_cast<size_t>(thread_memory) * kLanes * count, 0);
   for (uint32_t i = 0; i < count; ++i) {
     StartSimdGroup(setup, position, size, i);
   }

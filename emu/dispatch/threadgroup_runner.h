@@ -17,8 +17,8 @@ class ThreadgroupRunner {
  public:
   // Runs threadgroup `position`. Returns false on a fault or stop; `fault`
   // then says what happened (kind kNone when stopped by the signal).
-  bool Run(const DispatchSetup& setup, const Size3& position,
-           StopSignal& stop, SimdGroupStats& stats, Fault& fault);
+  bool Run(const DispatchSetup& setup, const Size3& position, StopSignal& stop,
+           SimdGroupStats& stats, Fault& fault);
 
  private:
   void StartSimdGroup(const DispatchSetup& setup, const Size3& position,

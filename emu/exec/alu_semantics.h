@@ -29,8 +29,9 @@ template <ScalarType T>
 using V = typename LaneType<T>::V;
 
 template <ScalarType T>
-constexpr uint64_t kWidthMask =
-    LaneType<T>::kBits == 64 ? ~0ull : (1ull << LaneType<T>::kBits) - 1;
+constexpr uint64_t kWidthMask = LaneType<T>::kBits == 64
+                                    ? ~0ull
+                                    : (1ull << LaneType<T>::kBits) - 1;
 
 // The type's bits as an unsigned 64-bit value (no sign extension).
 template <ScalarType T>
@@ -90,8 +91,8 @@ V<T> WrapMul(V<T> a, V<T> b) {
 template <ScalarType T>
 constexpr V<T> TypeMin() {
   if constexpr (!LaneType<T>::kSigned) return 0;
-  return static_cast<V<T>>(-(static_cast<int64_t>(1)
-                             << (LaneType<T>::kBits - 1)));
+  return static_cast<V<T>>(
+      -(static_cast<int64_t>(1) << (LaneType<T>::kBits - 1)));
 }
 template <ScalarType T>
 constexpr V<T> TypeMax() {
@@ -123,30 +124,30 @@ inline double ReducePi(float x) {
 
 }  // namespace sem
 
-#define MTLEMU_UNARY(OP, ...)                          \
-  template <>                                           \
-  struct AluSemantics<Opcode::OP> {                     \
-    template <ScalarType T>                             \
-    static sem::V<T> Eval(sem::V<T> a) {                \
-      using L [[maybe_unused]] = LaneType<T>;           \
-      __VA_ARGS__                                       \
-    }                                                   \
+#define MTLEMU_UNARY(OP, ...)                 \
+  template <>                                 \
+  struct AluSemantics<Opcode::OP> {           \
+    template <ScalarType T>                   \
+    static sem::V<T> Eval(sem::V<T> a) {      \
+      using L [[maybe_unused]] = LaneType<T>; \
+      __VA_ARGS__                             \
+    }                                         \
   };
-#define MTLEMU_BINARY(OP, ...)                         \
-  template <>                                           \
-  struct AluSemantics<Opcode::OP> {                     \
-    template <ScalarType T>                             \
-    static sem::V<T> Eval(sem::V<T> a, sem::V<T> b) {   \
-      using L [[maybe_unused]] = LaneType<T>;           \
-      __VA_ARGS__                                       \
-    }                                                   \
+#define MTLEMU_BINARY(OP, ...)                        \
+  template <>                                         \
+  struct AluSemantics<Opcode::OP> {                   \
+    template <ScalarType T>                           \
+    static sem::V<T> Eval(sem::V<T> a, sem::V<T> b) { \
+      using L [[maybe_unused]] = LaneType<T>;         \
+      __VA_ARGS__                                     \
+    }                                                 \
   };
-#define MTLEMU_MATH1(OP, ...)                                     \
-  MTLEMU_UNARY(OP, return sem::ViaDouble<T>(a, [](double x) {      \
-    return __VA_ARGS__;                                                   \
-  });)
+#define MTLEMU_MATH1(OP, ...) \
+  MTLEMU_UNARY(               \
+      OP, return sem::ViaDouble<T>(a, [](double x) { return __VA_ARGS__; });)
 
-// --- moves and arithmetic -----------------------------------------------------
+// --- moves and arithmetic
+// -----------------------------------------------------
 MTLEMU_UNARY(kMov, return a;)
 MTLEMU_BINARY(kAdd, if constexpr (L::kFloat) return sem::CanonicalNaN(a + b);
               else return sem::WrapAdd<T>(a, b);)
@@ -171,15 +172,17 @@ MTLEMU_BINARY(
       return static_cast<sem::V<T>>(a % b);
     })
 MTLEMU_BINARY(
-    kMulHi, if constexpr (L::kFloat) { return a * b; } else if constexpr (
-                  L::kBits == 64) {
+    kMulHi,
+    if constexpr (L::kFloat) {
+      return a * b;
+    } else if constexpr (L::kBits == 64) {
       using W = std::conditional_t<L::kSigned, __int128, unsigned __int128>;
-      return static_cast<sem::V<T>>(
-          (static_cast<W>(a) * static_cast<W>(b)) >> 64);
+      return static_cast<sem::V<T>>((static_cast<W>(a) * static_cast<W>(b)) >>
+                                    64);
     } else {
       using W = std::conditional_t<L::kSigned, int64_t, uint64_t>;
-      return static_cast<sem::V<T>>(
-          (static_cast<W>(a) * static_cast<W>(b)) >> L::kBits);
+      return static_cast<sem::V<T>>((static_cast<W>(a) * static_cast<W>(b)) >>
+                                    L::kBits);
     })
 template <>
 struct AluSemantics<Opcode::kFma> {
@@ -208,16 +211,24 @@ struct AluSemantics<Opcode::kMad> {
 // fmin/fmax: a NaN operand gives the other operand (IEEE minNum/maxNum),
 // signaling or quiet; otherwise a < b ? a : b (so min(-0, +0) is +0, as the
 // vector version computes it too).
-MTLEMU_BINARY(kMin, if constexpr (L::kFloat) {
-  if (std::isnan(a)) return b;
-  if (std::isnan(b)) return a;
-  return a < b ? a : b;
-} else return a < b ? a : b;)
-MTLEMU_BINARY(kMax, if constexpr (L::kFloat) {
-  if (std::isnan(a)) return b;
-  if (std::isnan(b)) return a;
-  return a > b ? a : b;
-} else return a > b ? a : b;)
+MTLEMU_BINARY(
+    kMin,
+    if constexpr (L::kFloat) {
+      if (std::isnan(a)) return b;
+      if (std::isnan(b)) return a;
+      return a < b ? a : b;
+    } else return a < b
+        ? a
+        : b;)
+MTLEMU_BINARY(
+    kMax,
+    if constexpr (L::kFloat) {
+      if (std::isnan(a)) return b;
+      if (std::isnan(b)) return a;
+      return a > b ? a : b;
+    } else return a > b
+        ? a
+        : b;)
 MTLEMU_UNARY(kAbs, if constexpr (L::kFloat) return std::fabs(a);
              else return a < 0 ? sem::WrapSub<T>(0, a) : a;)
 MTLEMU_UNARY(kNeg, if constexpr (L::kFloat) return -a;
@@ -236,8 +247,8 @@ MTLEMU_BINARY(
         return sem::TypeMax<T>();
       } else {
         const int64_t s = static_cast<int64_t>(a) + static_cast<int64_t>(b);
-        r = static_cast<sem::V<T>>(std::clamp<int64_t>(
-            s, sem::TypeMin<T>(), sem::TypeMax<T>()));
+        r = static_cast<sem::V<T>>(
+            std::clamp<int64_t>(s, sem::TypeMin<T>(), sem::TypeMax<T>()));
         return r;
       }
     })
@@ -252,8 +263,8 @@ MTLEMU_BINARY(
         return 0;
       } else {
         const int64_t s = static_cast<int64_t>(a) - static_cast<int64_t>(b);
-        r = static_cast<sem::V<T>>(std::clamp<int64_t>(
-            s, sem::TypeMin<T>(), sem::TypeMax<T>()));
+        r = static_cast<sem::V<T>>(
+            std::clamp<int64_t>(s, sem::TypeMin<T>(), sem::TypeMax<T>()));
         return r;
       }
     })
@@ -269,14 +280,14 @@ MTLEMU_BINARY(kRHAdd, if constexpr (L::kFloat) return (a + b) * 0.5f;
   MTLEMU_BINARY(OP, if constexpr (L::kFloat) return a; else return __VA_ARGS__;)
 #define MTLEMU_INT_UNARY(OP, ...) \
   MTLEMU_UNARY(OP, if constexpr (L::kFloat) return a; else return __VA_ARGS__;)
-MTLEMU_INT_BINARY(kAnd, static_cast<sem::V<T>>(a & b))
+MTLEMU_INT_BINARY(kAnd, static_cast<sem::V<T>>(a& b))
 MTLEMU_INT_BINARY(kOr, static_cast<sem::V<T>>(a | b))
 MTLEMU_INT_BINARY(kXor, static_cast<sem::V<T>>(a ^ b))
 MTLEMU_INT_UNARY(kNot, static_cast<sem::V<T>>(~a))
 // Shift amounts are taken modulo the type's width.
-MTLEMU_INT_BINARY(kShl, static_cast<sem::V<T>>(
-                            static_cast<std::make_unsigned_t<sem::V<T>>>(a)
-                            << sem::ShiftAmount<T>(b)))
+MTLEMU_INT_BINARY(
+    kShl, static_cast<sem::V<T>>(static_cast<std::make_unsigned_t<sem::V<T>>>(a)
+                                 << sem::ShiftAmount<T>(b)))
 MTLEMU_INT_BINARY(kShr, static_cast<sem::V<T>>(a >> sem::ShiftAmount<T>(b)))
 MTLEMU_INT_BINARY(kRotl, [&] {
   const uint64_t x = sem::Bits<T>(a);
@@ -287,11 +298,11 @@ MTLEMU_INT_BINARY(kRotl, [&] {
 }())
 MTLEMU_INT_UNARY(kPopcount,
                  static_cast<sem::V<T>>(std::popcount(sem::Bits<T>(a))))
-MTLEMU_INT_UNARY(kClz, static_cast<sem::V<T>>(
-                           L::kBits - std::bit_width(sem::Bits<T>(a))))
-MTLEMU_INT_UNARY(kCtz, static_cast<sem::V<T>>(
-                           a == 0 ? L::kBits
-                                  : std::countr_zero(sem::Bits<T>(a))))
+MTLEMU_INT_UNARY(kClz, static_cast<sem::V<T>>(L::kBits -
+                                              std::bit_width(sem::Bits<T>(a))))
+MTLEMU_INT_UNARY(kCtz,
+                 static_cast<sem::V<T>>(
+                     a == 0 ? L::kBits : std::countr_zero(sem::Bits<T>(a))))
 MTLEMU_INT_UNARY(kBitReverse, [&] {
   const uint64_t x = sem::Bits<T>(a);
   uint64_t r = 0;
@@ -299,10 +310,11 @@ MTLEMU_INT_UNARY(kBitReverse, [&] {
   return static_cast<sem::V<T>>(r);
 }())
 
-// --- rounding -----------------------------------------------------------------
-#define MTLEMU_FLOAT_UNARY(OP, ...)                                  \
-  MTLEMU_UNARY(OP, if constexpr (L::kFloat) return sem::CanonicalNaN( \
-                       __VA_ARGS__);                                   \
+// --- rounding
+// -----------------------------------------------------------------
+#define MTLEMU_FLOAT_UNARY(OP, ...)                                            \
+  MTLEMU_UNARY(OP,                                                             \
+               if constexpr (L::kFloat) return sem::CanonicalNaN(__VA_ARGS__); \
                else return a;)
 MTLEMU_FLOAT_UNARY(kFloor, std::floor(a))
 MTLEMU_FLOAT_UNARY(kCeil, std::ceil(a))
@@ -312,16 +324,18 @@ MTLEMU_FLOAT_UNARY(kRound, std::round(a))
 // fract: x - floor(x) kept below 1 by clamping to the largest value of the
 // type under 1 (in half or bfloat, x - floor(x) of a tiny negative x rounds
 // to 1 otherwise); NaN for NaN (fmin would drop it), 0 for infinities.
-MTLEMU_UNARY(kFract, if constexpr (L::kFloat) {
-  constexpr float kBelowOne = T == ScalarType::kHalf     ? 0x1.ffcp-1f
-                              : T == ScalarType::kBFloat ? 0x1.fep-1f
-                                                         : 0x1.fffffep-1f;
-  if (std::isnan(a)) return sem::CanonicalNaN(a);
-  if (std::isinf(a)) return 0.0f;
-  return std::fmin(a - std::floor(a), kBelowOne);
-} else return a;)
+MTLEMU_UNARY(
+    kFract, if constexpr (L::kFloat) {
+      constexpr float kBelowOne = T == ScalarType::kHalf     ? 0x1.ffcp-1f
+                                  : T == ScalarType::kBFloat ? 0x1.fep-1f
+                                                             : 0x1.fffffep-1f;
+      if (std::isnan(a)) return sem::CanonicalNaN(a);
+      if (std::isinf(a)) return 0.0f;
+      return std::fmin(a - std::floor(a), kBelowOne);
+    } else return a;)
 
-// --- math functions -----------------------------------------------------------
+// --- math functions
+// -----------------------------------------------------------
 MTLEMU_FLOAT_UNARY(kSqrt, std::sqrt(a))
 MTLEMU_MATH1(kRsqrt, 1.0 / std::sqrt(x))
 MTLEMU_MATH1(kRcp, 1.0 / x)
@@ -334,29 +348,32 @@ MTLEMU_MATH1(kLog10, std::log10(x))
 MTLEMU_MATH1(kSin, std::sin(x))
 MTLEMU_MATH1(kCos, std::cos(x))
 MTLEMU_MATH1(kTan, std::tan(x))
-MTLEMU_UNARY(kSinPi, if constexpr (L::kFloat) {
-  if (!std::isfinite(a)) return std::numeric_limits<float>::quiet_NaN();
-  const double r = sem::ReducePi(a);
-  if (r == 0.0 || std::fabs(r) == 1.0) return std::copysign(0.0f, a);
-  return static_cast<float>(std::sin(std::numbers::pi * r));
-} else return a;)
-MTLEMU_UNARY(kCosPi, if constexpr (L::kFloat) {
-  if (!std::isfinite(a)) return std::numeric_limits<float>::quiet_NaN();
-  const double r = sem::ReducePi(a);
-  if (std::fabs(r) == 0.5) return 0.0f;
-  return static_cast<float>(std::cos(std::numbers::pi * r));
-} else return a;)
-MTLEMU_UNARY(kTanPi, if constexpr (L::kFloat) {
-  if (!std::isfinite(a)) return std::numeric_limits<float>::quiet_NaN();
-  // tanpi(n) = sinpi(n) / cospi(n): +-0 as n for even n, the opposite
-  // sign for odd n; the poles at n + 1/2 are +inf for even n, -inf for odd
-  // n (as OpenCL C specifies; Metal does not say).
-  const double r = sem::ReducePi(a);
-  if (r == 0.0) return std::copysign(0.0f, a);
-  if (std::fabs(r) == 1.0) return std::copysign(0.0f, -a);
-  if (std::fabs(r) == 0.5) return r > 0 ? HUGE_VALF : -HUGE_VALF;
-  return static_cast<float>(std::tan(std::numbers::pi * r));
-} else return a;)
+MTLEMU_UNARY(
+    kSinPi, if constexpr (L::kFloat) {
+      if (!std::isfinite(a)) return std::numeric_limits<float>::quiet_NaN();
+      const double r = sem::ReducePi(a);
+      if (r == 0.0 || std::fabs(r) == 1.0) return std::copysign(0.0f, a);
+      return static_cast<float>(std::sin(std::numbers::pi * r));
+    } else return a;)
+MTLEMU_UNARY(
+    kCosPi, if constexpr (L::kFloat) {
+      if (!std::isfinite(a)) return std::numeric_limits<float>::quiet_NaN();
+      const double r = sem::ReducePi(a);
+      if (std::fabs(r) == 0.5) return 0.0f;
+      return static_cast<float>(std::cos(std::numbers::pi * r));
+    } else return a;)
+MTLEMU_UNARY(
+    kTanPi, if constexpr (L::kFloat) {
+      if (!std::isfinite(a)) return std::numeric_limits<float>::quiet_NaN();
+      // tanpi(n) = sinpi(n) / cospi(n): +-0 as n for even n, the opposite
+      // sign for odd n; the poles at n + 1/2 are +inf for even n, -inf for odd
+      // n (as OpenCL C specifies; Metal does not say).
+      const double r = sem::ReducePi(a);
+      if (r == 0.0) return std::copysign(0.0f, a);
+      if (std::fabs(r) == 1.0) return std::copysign(0.0f, -a);
+      if (std::fabs(r) == 0.5) return r > 0 ? HUGE_VALF : -HUGE_VALF;
+      return static_cast<float>(std::tan(std::numbers::pi * r));
+    } else return a;)
 MTLEMU_MATH1(kAsin, std::asin(x))
 MTLEMU_MATH1(kAcos, std::acos(x))
 MTLEMU_MATH1(kAtan, std::atan(x))
@@ -366,16 +383,18 @@ MTLEMU_MATH1(kTanh, std::tanh(x))
 MTLEMU_MATH1(kAsinh, std::asinh(x))
 MTLEMU_MATH1(kAcosh, std::acosh(x))
 MTLEMU_MATH1(kAtanh, std::atanh(x))
-MTLEMU_BINARY(kAtan2, if constexpr (L::kFloat) return sem::CanonicalNaN(
-                          static_cast<float>(std::atan2(
-                              static_cast<double>(a), static_cast<double>(b))));
+MTLEMU_BINARY(kAtan2,
+              if constexpr (L::kFloat) return sem::CanonicalNaN(
+                  static_cast<float>(std::atan2(static_cast<double>(a),
+                                                static_cast<double>(b))));
               else return a;)
 MTLEMU_BINARY(kPow, if constexpr (L::kFloat) return sem::CanonicalNaN(
                         static_cast<float>(std::pow(static_cast<double>(a),
                                                     static_cast<double>(b))));
               else return a;)
-MTLEMU_BINARY(kFmod, if constexpr (L::kFloat) return sem::CanonicalNaN(
-                         std::fmod(a, b));
+MTLEMU_BINARY(kFmod,
+              if constexpr (L::kFloat) return sem::CanonicalNaN(std::fmod(a,
+                                                                          b));
               else return a;)
 MTLEMU_BINARY(kCopySign, if constexpr (L::kFloat) return std::copysign(a, b);
               else return a;)
@@ -385,22 +404,23 @@ struct AluSemantics<Opcode::kLdexp> {
   template <ScalarType T>
   static sem::V<T> Eval(sem::V<T> a, int32_t exponent) {
     if constexpr (LaneType<T>::kFloat) {
-      return sem::CanonicalNaN(static_cast<float>(
-          std::ldexp(static_cast<double>(a), exponent)));
+      return sem::CanonicalNaN(
+          static_cast<float>(std::ldexp(static_cast<double>(a), exponent)));
     } else {
       return a;
     }
   }
 };
 
-// --- comparisons and tests: results are 0 or 1 ----------------------------------
-#define MTLEMU_COMPARE(OP, ...)                              \
-  template <>                                                 \
-  struct AluSemantics<Opcode::OP> {                           \
-    template <ScalarType T>                                   \
-    static uint32_t Eval(sem::V<T> a, sem::V<T> b) {          \
-      return (__VA_ARGS__) ? 1u : 0u;                                \
-    }                                                         \
+// --- comparisons and tests: results are 0 or 1
+// ----------------------------------
+#define MTLEMU_COMPARE(OP, ...)                      \
+  template <>                                        \
+  struct AluSemantics<Opcode::OP> {                  \
+    template <ScalarType T>                          \
+    static uint32_t Eval(sem::V<T> a, sem::V<T> b) { \
+      return (__VA_ARGS__) ? 1u : 0u;                \
+    }                                                \
   };
 MTLEMU_COMPARE(kEq, a == b)
 MTLEMU_COMPARE(kNe, !(a == b))  // true when either is NaN
@@ -409,17 +429,17 @@ MTLEMU_COMPARE(kLe, a <= b)
 MTLEMU_COMPARE(kGt, a > b)
 MTLEMU_COMPARE(kGe, a >= b)
 
-#define MTLEMU_TEST(OP, ...)                                  \
-  template <>                                                  \
-  struct AluSemantics<Opcode::OP> {                            \
-    template <ScalarType T>                                    \
-    static uint32_t Eval(sem::V<T> a) {                        \
-      if constexpr (LaneType<T>::kFloat) {                     \
-        return (__VA_ARGS__) ? 1u : 0u;                               \
-      } else {                                                 \
-        return 0u;                                             \
-      }                                                        \
-    }                                                          \
+#define MTLEMU_TEST(OP, ...)               \
+  template <>                              \
+  struct AluSemantics<Opcode::OP> {        \
+    template <ScalarType T>                \
+    static uint32_t Eval(sem::V<T> a) {    \
+      if constexpr (LaneType<T>::kFloat) { \
+        return (__VA_ARGS__) ? 1u : 0u;    \
+      } else {                             \
+        return 0u;                         \
+      }                                    \
+    }                                      \
   };
 MTLEMU_TEST(kIsNan, std::isnan(a))
 MTLEMU_TEST(kIsInf, std::isinf(a))

@@ -55,8 +55,10 @@ typename LaneType<D>::V ConvertValue(typename LaneType<S>::V v) {
     if constexpr (SL::kSigned) {
       const int64_t x = static_cast<int64_t>(v);
       if constexpr (DL::kSigned) {
-        if (x < static_cast<int64_t>(sem::TypeMin<D>())) return sem::TypeMin<D>();
-        if (x > static_cast<int64_t>(sem::TypeMax<D>())) return sem::TypeMax<D>();
+        if (x < static_cast<int64_t>(sem::TypeMin<D>()))
+          return sem::TypeMin<D>();
+        if (x > static_cast<int64_t>(sem::TypeMax<D>()))
+          return sem::TypeMax<D>();
       } else {
         if (x < 0) return 0;
         if (static_cast<uint64_t>(x) > static_cast<uint64_t>(sem::TypeMax<D>()))
@@ -65,7 +67,8 @@ typename LaneType<D>::V ConvertValue(typename LaneType<S>::V v) {
       return static_cast<DV>(x);
     } else {
       const uint64_t x = static_cast<uint64_t>(v);
-      if (x > static_cast<uint64_t>(sem::TypeMax<D>())) return sem::TypeMax<D>();
+      if (x > static_cast<uint64_t>(sem::TypeMax<D>()))
+        return sem::TypeMax<D>();
       return static_cast<DV>(x);
     }
   } else {
@@ -78,9 +81,9 @@ void Convert(ExecContext& ctx, const DecodedInstruction& d) {
   uint32_t* dst = ctx.Slot(d.slot[0]);
   const uint32_t* a = ctx.Slot(d.slot[1]);
   ForEachActiveLane(ctx.mask, [&](int l) {
-    LaneType<D>::Put(dst, dst + kLanes, l,
-                     ConvertValue<D, S, kSaturate>(
-                         LaneType<S>::Get(a, a + kLanes, l)));
+    LaneType<D>::Put(
+        dst, dst + kLanes, l,
+        ConvertValue<D, S, kSaturate>(LaneType<S>::Get(a, a + kLanes, l)));
   });
 }
 

@@ -12,13 +12,20 @@ using isa::OperandKind;
 
 Flow FlowOf(const isa::Instruction& inst) {
   switch (inst.op) {
-    case isa::Opcode::kBranch: return Flow::kBranch;
-    case isa::Opcode::kBranchNonZero: return Flow::kBranchNonZero;
-    case isa::Opcode::kBranchZero: return Flow::kBranchZero;
-    case isa::Opcode::kExit: return Flow::kExit;
-    case isa::Opcode::kThreadgroupBarrier: return Flow::kThreadgroupBarrier;
-    case isa::Opcode::kSimdgroupBarrier: return Flow::kSimdgroupBarrier;
-    default: break;
+    case isa::Opcode::kBranch:
+      return Flow::kBranch;
+    case isa::Opcode::kBranchNonZero:
+      return Flow::kBranchNonZero;
+    case isa::Opcode::kBranchZero:
+      return Flow::kBranchZero;
+    case isa::Opcode::kExit:
+      return Flow::kExit;
+    case isa::Opcode::kThreadgroupBarrier:
+      return Flow::kThreadgroupBarrier;
+    case isa::Opcode::kSimdgroupBarrier:
+      return Flow::kSimdgroupBarrier;
+    default:
+      break;
   }
   return isa::AccessesMemory(inst.op) ? Flow::kMayFault : Flow::kNext;
 }
@@ -37,8 +44,8 @@ class SlotAllocator {
         }
       }
     }
-    layout_.immediate_base = static_cast<uint16_t>(
-        layout_.special_base + layout_.specials.size());
+    layout_.immediate_base =
+        static_cast<uint16_t>(layout_.special_base + layout_.specials.size());
   }
 
   uint16_t For(const isa::Instruction& inst, int position) {
@@ -114,7 +121,8 @@ bool DecodeKernel(const isa::Kernel& kernel, DecodedKernel& out,
     d.inst = &inst;
     d.flow = FlowOf(inst);
     d.fn = HandlerFor(inst);
-    if (d.fn == nullptr && (d.flow == Flow::kNext || d.flow == Flow::kMayFault)) {
+    if (d.fn == nullptr &&
+        (d.flow == Flow::kNext || d.flow == Flow::kMayFault)) {
       error = "instruction " + std::to_string(pc) + " (" +
               std::string(isa::Mnemonic(inst.op)) + "." +
               std::string(isa::IsaSuffix(inst.type)) +

@@ -39,8 +39,8 @@ using Handler = void (*)(ExecContext&, const DecodedInstruction&);
 
 // What the executor does after (or instead of) calling the handler.
 enum class Flow : uint8_t {
-  kNext,                // run the handler, go on
-  kMayFault,            // run the handler, check ctx.faulted, go on
+  kNext,      // run the handler, go on
+  kMayFault,  // run the handler, check ctx.faulted, go on
   kBranch,
   kBranchNonZero,
   kBranchZero,
@@ -62,8 +62,8 @@ struct DecodedInstruction {
   Flow flow = Flow::kNext;
   uint16_t slot[isa::kMaxOperands] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
   DecodedMemoryRef mem;
-  uint32_t target = 0;       // branches
-  uint32_t reconverge = 0;   // conditional branches
+  uint32_t target = 0;      // branches
+  uint32_t reconverge = 0;  // conditional branches
   const isa::Instruction* inst = nullptr;
 };
 

@@ -21,8 +21,8 @@ struct LaneType;
 // Integers narrower than 32 bits compute in 32 bits and wrap on write.
 template <typename Value, typename Storage, int kBitsV>
 struct IntLaneType {
-  using V = Value;        // what the emulator computes in
-  using S = Storage;      // the exact C++ type of the Metal type
+  using V = Value;    // what the emulator computes in
+  using S = Storage;  // the exact C++ type of the Metal type
   static constexpr int kBits = kBitsV;
   static constexpr bool kWide = kBits == 64;
   static constexpr bool kFloat = false;
@@ -49,7 +49,8 @@ struct IntLaneType {
   }
 };
 
-template <> struct LaneType<ScalarType::kBool> {
+template <>
+struct LaneType<ScalarType::kBool> {
   using V = uint32_t;
   using S = uint8_t;
   static constexpr int kBits = 8;
@@ -63,24 +64,25 @@ template <> struct LaneType<ScalarType::kBool> {
     lo[lane] = v & 0xffu;
   }
 };
-template <> struct LaneType<ScalarType::kChar>
-    : IntLaneType<int32_t, int8_t, 8> {};
-template <> struct LaneType<ScalarType::kUChar>
-    : IntLaneType<uint32_t, uint8_t, 8> {};
-template <> struct LaneType<ScalarType::kShort>
-    : IntLaneType<int32_t, int16_t, 16> {};
-template <> struct LaneType<ScalarType::kUShort>
-    : IntLaneType<uint32_t, uint16_t, 16> {};
-template <> struct LaneType<ScalarType::kInt>
-    : IntLaneType<int32_t, int32_t, 32> {};
-template <> struct LaneType<ScalarType::kUInt>
-    : IntLaneType<uint32_t, uint32_t, 32> {};
-template <> struct LaneType<ScalarType::kLong>
-    : IntLaneType<int64_t, int64_t, 64> {};
-template <> struct LaneType<ScalarType::kULong>
-    : IntLaneType<uint64_t, uint64_t, 64> {};
+template <>
+struct LaneType<ScalarType::kChar> : IntLaneType<int32_t, int8_t, 8> {};
+template <>
+struct LaneType<ScalarType::kUChar> : IntLaneType<uint32_t, uint8_t, 8> {};
+template <>
+struct LaneType<ScalarType::kShort> : IntLaneType<int32_t, int16_t, 16> {};
+template <>
+struct LaneType<ScalarType::kUShort> : IntLaneType<uint32_t, uint16_t, 16> {};
+template <>
+struct LaneType<ScalarType::kInt> : IntLaneType<int32_t, int32_t, 32> {};
+template <>
+struct LaneType<ScalarType::kUInt> : IntLaneType<uint32_t, uint32_t, 32> {};
+template <>
+struct LaneType<ScalarType::kLong> : IntLaneType<int64_t, int64_t, 64> {};
+template <>
+struct LaneType<ScalarType::kULong> : IntLaneType<uint64_t, uint64_t, 64> {};
 
-template <> struct LaneType<ScalarType::kFloat> {
+template <>
+struct LaneType<ScalarType::kFloat> {
   using V = float;
   static constexpr int kBits = 32;
   static constexpr bool kWide = false;
@@ -94,7 +96,8 @@ template <> struct LaneType<ScalarType::kFloat> {
   }
 };
 
-template <> struct LaneType<ScalarType::kHalf> {
+template <>
+struct LaneType<ScalarType::kHalf> {
   using V = float;
   static constexpr int kBits = 16;
   static constexpr bool kWide = false;
@@ -108,7 +111,8 @@ template <> struct LaneType<ScalarType::kHalf> {
   }
 };
 
-template <> struct LaneType<ScalarType::kBFloat> {
+template <>
+struct LaneType<ScalarType::kBFloat> {
   using V = float;
   static constexpr int kBits = 16;
   static constexpr bool kWide = false;

@@ -21,11 +21,10 @@ inline uint64_t LaneAddress(const ExecContext& ctx, const DecodedMemoryRef& mem,
   }
   if (mem.index != kNoSlot) {
     const uint32_t index = ctx.Slot(mem.index)[lane];
-    const uint64_t extended =
-        mem.index_signed
-            ? static_cast<uint64_t>(static_cast<int64_t>(
-                  static_cast<int32_t>(index)))
-            : static_cast<uint64_t>(index);
+    const uint64_t extended = mem.index_signed
+                                  ? static_cast<uint64_t>(static_cast<int64_t>(
+                                        static_cast<int32_t>(index)))
+                                  : static_cast<uint64_t>(index);
     address += extended * mem.scale;
   }
   address += static_cast<uint64_t>(static_cast<int64_t>(mem.displacement));
@@ -57,9 +56,9 @@ inline bool IsContiguous(const ExecContext& ctx, const DecodedMemoryRef& mem,
     }
     // The index must not wrap (or change sign) within the 32 lanes.
     const uint32_t i0 = index[0];
-    const bool no_wrap = mem.index_signed ? static_cast<int32_t>(i0) <=
-                                                INT32_MAX - (kLanes - 1)
-                                          : i0 <= UINT32_MAX - (kLanes - 1);
+    const bool no_wrap =
+        mem.index_signed ? static_cast<int32_t>(i0) <= INT32_MAX - (kLanes - 1)
+                         : i0 <= UINT32_MAX - (kLanes - 1);
     if (differ == 0 && no_wrap) return true;
   }
   for (int l = 1; l < kLanes; ++l) {

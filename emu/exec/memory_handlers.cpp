@@ -130,7 +130,8 @@ void Store(ExecContext& ctx, const DecodedInstruction& d) {
   });
 }
 
-// --- atomics -------------------------------------------------------------------
+// --- atomics
+// -------------------------------------------------------------------
 
 template <Opcode op, typename T>
 T AtomicApply(std::atomic_ref<T> ref, T v, T desired) {
@@ -160,8 +161,8 @@ T AtomicApply(std::atomic_ref<T> ref, T v, T desired) {
     static_assert(op == Opcode::kAtomicMin || op == Opcode::kAtomicMax);
     T old = ref.load(kOrder);
     while (true) {
-      const T next = op == Opcode::kAtomicMin ? (v < old ? v : old)
-                                              : (v > old ? v : old);
+      const T next =
+          op == Opcode::kAtomicMin ? (v < old ? v : old) : (v > old ? v : old);
       if (next == old || ref.compare_exchange_weak(old, next, kOrder)) break;
     }
     return old;
@@ -193,8 +194,9 @@ void Atomic(ExecContext& ctx, const DecodedInstruction& d) {
   const bool has_dst = shape != isa::OpShape::kAtomicStore;
   const int mem_pos = has_dst ? 1 : 0;
   uint32_t* dst = has_dst ? ctx.Slot(d.slot[0]) : nullptr;
-  const uint32_t* value =
-      shape == isa::OpShape::kAtomicLoad ? nullptr : ctx.Slot(d.slot[mem_pos + 1]);
+  const uint32_t* value = shape == isa::OpShape::kAtomicLoad
+                              ? nullptr
+                              : ctx.Slot(d.slot[mem_pos + 1]);
   const uint32_t* desired = shape == isa::OpShape::kAtomicCas
                                 ? ctx.Slot(d.slot[mem_pos + 2])
                                 : nullptr;
@@ -216,9 +218,8 @@ void Atomic(ExecContext& ctx, const DecodedInstruction& d) {
     const uint32_t w = desired ? desired[l] : 0;
     uint32_t old;
     if constexpr (T == ScalarType::kFloat) {
-      old = AtomicFloat<op>(std::atomic_ref<uint32_t>(
-                                *reinterpret_cast<uint32_t*>(p)),
-                            v);
+      old = AtomicFloat<op>(
+          std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(p)), v);
     } else if constexpr (T == ScalarType::kInt) {
       old = static_cast<uint32_t>(AtomicApply<op, int32_t>(
           std::atomic_ref<int32_t>(*reinterpret_cast<int32_t*>(p)),
@@ -263,10 +264,14 @@ Handler ForLoad(ScalarType t) {
 
 Handler ForStore(ScalarType t) {
   switch (isa::SizeOf(t)) {
-    case 1: return &Store<1>;
-    case 2: return &Store<2>;
-    case 4: return &Store<4>;
-    default: return &Store<8>;
+    case 1:
+      return &Store<1>;
+    case 2:
+      return &Store<2>;
+    case 4:
+      return &Store<4>;
+    default:
+      return &Store<8>;
   }
 }
 
@@ -274,21 +279,34 @@ Handler ForStore(ScalarType t) {
 
 Handler MemoryHandlerFor(const isa::Instruction& inst) {
   switch (inst.op) {
-    case Opcode::kLoad: return ForLoad(inst.type);
-    case Opcode::kStore: return ForStore(inst.type);
-    case Opcode::kAtomicLoad: return ForAtomic<Opcode::kAtomicLoad>(inst.type);
-    case Opcode::kAtomicStore: return ForAtomic<Opcode::kAtomicStore>(inst.type);
-    case Opcode::kAtomicXchg: return ForAtomic<Opcode::kAtomicXchg>(inst.type);
+    case Opcode::kLoad:
+      return ForLoad(inst.type);
+    case Opcode::kStore:
+      return ForStore(inst.type);
+    case Opcode::kAtomicLoad:
+      return ForAtomic<Opcode::kAtomicLoad>(inst.type);
+    case Opcode::kAtomicStore:
+      return ForAtomic<Opcode::kAtomicStore>(inst.type);
+    case Opcode::kAtomicXchg:
+      return ForAtomic<Opcode::kAtomicXchg>(inst.type);
     case Opcode::kAtomicCmpXchg:
       return ForAtomic<Opcode::kAtomicCmpXchg>(inst.type);
-    case Opcode::kAtomicAdd: return ForAtomic<Opcode::kAtomicAdd>(inst.type);
-    case Opcode::kAtomicSub: return ForAtomic<Opcode::kAtomicSub>(inst.type);
-    case Opcode::kAtomicMin: return ForAtomic<Opcode::kAtomicMin>(inst.type);
-    case Opcode::kAtomicMax: return ForAtomic<Opcode::kAtomicMax>(inst.type);
-    case Opcode::kAtomicAnd: return ForAtomic<Opcode::kAtomicAnd>(inst.type);
-    case Opcode::kAtomicOr: return ForAtomic<Opcode::kAtomicOr>(inst.type);
-    case Opcode::kAtomicXor: return ForAtomic<Opcode::kAtomicXor>(inst.type);
-    default: return nullptr;
+    case Opcode::kAtomicAdd:
+      return ForAtomic<Opcode::kAtomicAdd>(inst.type);
+    case Opcode::kAtomicSub:
+      return ForAtomic<Opcode::kAtomicSub>(inst.type);
+    case Opcode::kAtomicMin:
+      return ForAtomic<Opcode::kAtomicMin>(inst.type);
+    case Opcode::kAtomicMax:
+      return ForAtomic<Opcode::kAtomicMax>(inst.type);
+    case Opcode::kAtomicAnd:
+      return ForAtomic<Opcode::kAtomicAnd>(inst.type);
+    case Opcode::kAtomicOr:
+      return ForAtomic<Opcode::kAtomicOr>(inst.type);
+    case Opcode::kAtomicXor:
+      return ForAtomic<Opcode::kAtomicXor>(inst.type);
+    default:
+      return nullptr;
   }
 }
 

@@ -28,7 +28,8 @@ constexpr uint32_t ClusterMask(int l) {
   }
 }
 
-// --- shuffles and broadcasts ------------------------------------------------------
+// --- shuffles and broadcasts
+// ------------------------------------------------------
 
 template <Opcode op, int kCluster>
 int SourceLane(int l, int32_t operand, uint32_t mask) {
@@ -81,7 +82,8 @@ void Shuffle(ExecContext& ctx, const DecodedInstruction& d) {
   });
 }
 
-// --- votes and lane queries -----------------------------------------------------------
+// --- votes and lane queries
+// -----------------------------------------------------------
 
 template <Opcode op, int kCluster>
 void Vote(ExecContext& ctx, const DecodedInstruction& d) {
@@ -121,7 +123,8 @@ void Vote(ExecContext& ctx, const DecodedInstruction& d) {
   });
 }
 
-// --- reductions and prefix operations -------------------------------------------------
+// --- reductions and prefix operations
+// -------------------------------------------------
 
 // The binary operation a reduction or prefix opcode folds with.
 constexpr Opcode CombinerOf(Opcode op) {
@@ -169,16 +172,14 @@ void Reduce(ExecContext& ctx, const DecodedInstruction& d) {
   using L = LaneType<T>;
   using V = typename L::V;
   constexpr Opcode kCombiner = CombinerOf(op);
-  constexpr bool kExclusive =
-      op == Opcode::kSimdPrefixExclusiveSum ||
-      op == Opcode::kSimdPrefixExclusiveProduct ||
-      op == Opcode::kQuadPrefixExclusiveSum ||
-      op == Opcode::kQuadPrefixExclusiveProduct;
+  constexpr bool kExclusive = op == Opcode::kSimdPrefixExclusiveSum ||
+                              op == Opcode::kSimdPrefixExclusiveProduct ||
+                              op == Opcode::kQuadPrefixExclusiveSum ||
+                              op == Opcode::kQuadPrefixExclusiveProduct;
   const uint32_t* a = ctx.Slot(d.slot[1]);
   uint32_t* dst = ctx.Slot(d.slot[0]);
   std::array<V, kLanes> in{};
-  ForEachActiveLane(ctx.mask,
-                    [&](int l) { in[l] = L::Get(a, a + kLanes, l); });
+  ForEachActiveLane(ctx.mask, [&](int l) { in[l] = L::Get(a, a + kLanes, l); });
   std::array<V, kLanes> out{};
   for (int base = 0; base < kLanes; base += kCluster) {
     const uint32_t active = ctx.mask & ClusterMask<kCluster>(base);
@@ -190,8 +191,8 @@ void Reduce(ExecContext& ctx, const DecodedInstruction& d) {
       if constexpr (kExclusive) {
         out[l] = first ? (kCombiner == Opcode::kMul ? V(1) : V(0)) : acc;
       }
-      acc = first ? in[l]
-                  : AluSemantics<kCombiner>::template Eval<T>(acc, in[l]);
+      acc =
+          first ? in[l] : AluSemantics<kCombiner>::template Eval<T>(acc, in[l]);
       first = false;
       if constexpr (IsPrefix(op) && !kExclusive) out[l] = acc;
     }
@@ -203,8 +204,9 @@ void Reduce(ExecContext& ctx, const DecodedInstruction& d) {
                     [&](int l) { L::Put(dst, dst + kLanes, l, out[l]); });
 }
 
-// --- simdgroup_matrix 8x8 --------------------------------------------------------------
-// Lane L holds elements (L/4, 2*(L%4)) and (L/4, 2*(L%4)+1).
+// --- simdgroup_matrix 8x8
+// -------------------------------------------------------------- Lane L holds
+// elements (L/4, 2*(L%4)) and (L/4, 2*(L%4)+1).
 
 constexpr int MatrixRow(int lane) { return lane / 4; }
 constexpr int MatrixCol(int lane, int element) {
@@ -230,8 +232,7 @@ void MatrixLoad(ExecContext& ctx, const DecodedInstruction& d) {
       const uint64_t index =
           d.inst->transpose ? c * row_stride + r : r * row_stride + c;
       const uint64_t address = base + index * kSize;
-      const uint8_t* p =
-          Translate(ctx, space, address, kSize, false, l, cache);
+      const uint8_t* p = Translate(ctx, space, address, kSize, false, l, cache);
       if (p == nullptr) return;
       uint32_t v = 0;
       std::memcpy(&v, p, kSize);
@@ -253,10 +254,10 @@ void MatrixStore(ExecContext& ctx, const DecodedInstruction& d) {
     const uint64_t base = LaneAddress(ctx, d.mem, wide, l);
     for (int e = 0; e < 2; ++e) {
       const uint64_t r = MatrixRow(l), c = MatrixCol(l, e);
-      const uint64_t index = d.inst->transpose ? c * stride[l] + r
-                                               : r * stride[l] + c;
-      uint8_t* p = Translate(ctx, space, base + index * kSize, kSize, true, l,
-                             cache);
+      const uint64_t index =
+          d.inst->transpose ? c * stride[l] + r : r * stride[l] + c;
+      uint8_t* p =
+          Translate(ctx, space, base + index * kSize, kSize, true, l, cache);
       if (p == nullptr) return;
       const uint32_t v = src[e * kLanes + l];
       std::memcpy(p, &v, kSize);

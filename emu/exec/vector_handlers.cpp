@@ -3,10 +3,10 @@
 // blended into the destination under the execution mask.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "emu/exec/vector_handlers.cpp"
+#include "emu/exec/vector_handlers.h"
+
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
-
-#include "emu/exec/vector_handlers.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mtlemu::emu {
@@ -23,17 +23,15 @@ HWY_INLINE void ForLanes(D d, ExecContext& ctx, const DecodedInstruction& di,
   using T = hn::TFromD<D>;
   T* dst = reinterpret_cast<T*>(ctx.Slot(di.slot[0]));
   const T* a = reinterpret_cast<const T*>(ctx.Slot(di.slot[1]));
-  const T* b = num_sources > 1
-                   ? reinterpret_cast<const T*>(ctx.Slot(di.slot[2]))
-                   : a;
-  const T* c = num_sources > 2
-                   ? reinterpret_cast<const T*>(ctx.Slot(di.slot[3]))
-                   : a;
+  const T* b =
+      num_sources > 1 ? reinterpret_cast<const T*>(ctx.Slot(di.slot[2])) : a;
+  const T* c =
+      num_sources > 2 ? reinterpret_cast<const T*>(ctx.Slot(di.slot[3])) : a;
   const size_t n = hn::Lanes(d);
   const uint32_t mask = ctx.mask;
   for (size_t i = 0; i < static_cast<size_t>(kLanes); i += n) {
-    const auto r = op(hn::LoadU(d, a + i), hn::LoadU(d, b + i),
-                      hn::LoadU(d, c + i));
+    const auto r =
+        op(hn::LoadU(d, a + i), hn::LoadU(d, b + i), hn::LoadU(d, c + i));
     if (mask == kAllLanes) {
       hn::StoreU(r, d, dst + i);
     } else {
@@ -63,24 +61,23 @@ template <class V>
 HWY_INLINE V CanonicalNaN(V r) {
   const hn::DFromV<V> d;
   const hn::RebindToUnsigned<decltype(d)> du;
-  return hn::IfThenElse(hn::IsNaN(r),
-                        hn::BitCast(d, hn::Set(du, 0x7fc00000u)), r);
+  return hn::IfThenElse(hn::IsNaN(r), hn::BitCast(d, hn::Set(du, 0x7fc00000u)),
+                        r);
 }
 
 template <Opcode op>
 void Float32(ExecContext& ctx, const DecodedInstruction& di) {
   const hn::ScalableTag<float> d;
-  ForLanes(d, ctx, di, op == Opcode::kFma ? 3 : 2,
-           [](auto a, auto b, auto c) {
-             if constexpr (op == Opcode::kAdd) return CanonicalNaN(hn::Add(a, b));
-             if constexpr (op == Opcode::kSub) return CanonicalNaN(hn::Sub(a, b));
-             if constexpr (op == Opcode::kMul) return CanonicalNaN(hn::Mul(a, b));
-             if constexpr (op == Opcode::kMin) return MinNum(a, b);
-             if constexpr (op == Opcode::kMax) return MaxNum(a, b);
-             if constexpr (op == Opcode::kFma) {
-               return CanonicalNaN(hn::MulAdd(a, b, c));
-             }
-           });
+  ForLanes(d, ctx, di, op == Opcode::kFma ? 3 : 2, [](auto a, auto b, auto c) {
+    if constexpr (op == Opcode::kAdd) return CanonicalNaN(hn::Add(a, b));
+    if constexpr (op == Opcode::kSub) return CanonicalNaN(hn::Sub(a, b));
+    if constexpr (op == Opcode::kMul) return CanonicalNaN(hn::Mul(a, b));
+    if constexpr (op == Opcode::kMin) return MinNum(a, b);
+    if constexpr (op == Opcode::kMax) return MaxNum(a, b);
+    if constexpr (op == Opcode::kFma) {
+      return CanonicalNaN(hn::MulAdd(a, b, c));
+    }
+  });
 }
 
 template <Opcode op, bool kSigned>
@@ -159,12 +156,14 @@ void Select32(ExecContext& ctx, const DecodedInstruction& di) {
   const uint32_t mask = ctx.mask;
   for (size_t i = 0; i < static_cast<size_t>(kLanes); i += n) {
     const auto pick = hn::Ne(hn::LoadU(d, c + i), hn::Zero(d));
-    const auto r = hn::IfThenElse(pick, hn::LoadU(d, a + i), hn::LoadU(d, b + i));
+    const auto r =
+        hn::IfThenElse(pick, hn::LoadU(d, a + i), hn::LoadU(d, b + i));
     if (mask == kAllLanes) {
       hn::StoreU(r, d, dst + i);
     } else {
       const uint64_t bits = static_cast<uint64_t>(mask) >> i;
-      const auto m = hn::LoadMaskBits(d, reinterpret_cast<const uint8_t*>(&bits));
+      const auto m =
+          hn::LoadMaskBits(d, reinterpret_cast<const uint8_t*>(&bits));
       hn::StoreU(hn::IfThenElse(m, r, hn::LoadU(d, dst + i)), d, dst + i);
     }
   }
@@ -188,35 +187,56 @@ Handler HighwayHandlerFor(const isa::Instruction& inst) {
   const ScalarType t = inst.type;
   if (t == ScalarType::kFloat) {
     switch (inst.op) {
-      case Opcode::kAdd: return &Float32<Opcode::kAdd>;
-      case Opcode::kSub: return &Float32<Opcode::kSub>;
-      case Opcode::kMul: return &Float32<Opcode::kMul>;
-      case Opcode::kMin: return &Float32<Opcode::kMin>;
-      case Opcode::kMax: return &Float32<Opcode::kMax>;
+      case Opcode::kAdd:
+        return &Float32<Opcode::kAdd>;
+      case Opcode::kSub:
+        return &Float32<Opcode::kSub>;
+      case Opcode::kMul:
+        return &Float32<Opcode::kMul>;
+      case Opcode::kMin:
+        return &Float32<Opcode::kMin>;
+      case Opcode::kMax:
+        return &Float32<Opcode::kMax>;
       case Opcode::kFma:
         // Only where fma is one rounding, as the reference computes it.
         return HWY_NATIVE_FMA ? &Float32<Opcode::kFma> : nullptr;
-      default: break;
+      default:
+        break;
     }
   }
   switch (inst.op) {
-    case Opcode::kAdd: return IntegerFor<Opcode::kAdd>(t);
-    case Opcode::kSub: return IntegerFor<Opcode::kSub>(t);
-    case Opcode::kMul: return IntegerFor<Opcode::kMul>(t);
-    case Opcode::kAnd: return IntegerFor<Opcode::kAnd>(t);
-    case Opcode::kOr: return IntegerFor<Opcode::kOr>(t);
-    case Opcode::kXor: return IntegerFor<Opcode::kXor>(t);
-    case Opcode::kShl: return IntegerFor<Opcode::kShl>(t);
-    case Opcode::kShr: return IntegerFor<Opcode::kShr>(t);
-    case Opcode::kEq: return CompareFor<Opcode::kEq>(t);
-    case Opcode::kNe: return CompareFor<Opcode::kNe>(t);
-    case Opcode::kLt: return CompareFor<Opcode::kLt>(t);
-    case Opcode::kLe: return CompareFor<Opcode::kLe>(t);
-    case Opcode::kGt: return CompareFor<Opcode::kGt>(t);
-    case Opcode::kGe: return CompareFor<Opcode::kGe>(t);
+    case Opcode::kAdd:
+      return IntegerFor<Opcode::kAdd>(t);
+    case Opcode::kSub:
+      return IntegerFor<Opcode::kSub>(t);
+    case Opcode::kMul:
+      return IntegerFor<Opcode::kMul>(t);
+    case Opcode::kAnd:
+      return IntegerFor<Opcode::kAnd>(t);
+    case Opcode::kOr:
+      return IntegerFor<Opcode::kOr>(t);
+    case Opcode::kXor:
+      return IntegerFor<Opcode::kXor>(t);
+    case Opcode::kShl:
+      return IntegerFor<Opcode::kShl>(t);
+    case Opcode::kShr:
+      return IntegerFor<Opcode::kShr>(t);
+    case Opcode::kEq:
+      return CompareFor<Opcode::kEq>(t);
+    case Opcode::kNe:
+      return CompareFor<Opcode::kNe>(t);
+    case Opcode::kLt:
+      return CompareFor<Opcode::kLt>(t);
+    case Opcode::kLe:
+      return CompareFor<Opcode::kLe>(t);
+    case Opcode::kGt:
+      return CompareFor<Opcode::kGt>(t);
+    case Opcode::kGe:
+      return CompareFor<Opcode::kGe>(t);
     case Opcode::kSelect:
       return isa::SizeOf(t) == 4 ? &Select32 : nullptr;
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 

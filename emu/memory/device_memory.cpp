@@ -7,8 +7,8 @@ namespace mtlemu::emu {
 uint64_t DeviceMemory::Map(uint8_t* host, uint64_t length, uint64_t id) {
   const uint64_t base = next_address_;
   const uint64_t end = base + std::max<uint64_t>(length, 1);
-  next_address_ = (end + kRegionAlignment + kRegionAlignment - 1) &
-                  ~(kRegionAlignment - 1);
+  next_address_ =
+      (end + kRegionAlignment + kRegionAlignment - 1) & ~(kRegionAlignment - 1);
   regions_.push_back({base, length, host, id});  // bases only grow: sorted
   return base;
 }

@@ -13,7 +13,7 @@ struct MemoryRegion {
   uint64_t base = 0;    // GPU virtual address of byte 0
   uint64_t length = 0;  // bytes
   uint8_t* host = nullptr;
-  uint64_t id = 0;      // the owner's id (a Buffer's), for reports
+  uint64_t id = 0;  // the owner's id (a Buffer's), for reports
 };
 
 // Contract: Map/Unmap are not called while a dispatch runs; Find and Nearest

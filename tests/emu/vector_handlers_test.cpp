@@ -1,6 +1,8 @@
 // The Highway handlers must match the scalar reference handlers bit for bit,
 // on every SIMD target compiled in and supported by this machine, for every
 // (opcode, type) that has a vector version, under full and partial masks.
+#include "emu/exec/vector_handlers.h"
+
 #include <gtest/gtest.h>
 #include <hwy/targets.h>
 
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "emu/exec/handlers.h"
-#include "emu/exec/vector_handlers.h"
 #include "isa/opcode.h"
 
 namespace mtlemu::emu {
@@ -33,7 +34,7 @@ struct LaneFile {
 };
 
 LaneFile Execute(Handler handler, const isa::Instruction& inst,
-            const std::vector<uint32_t>& initial, uint32_t mask) {
+                 const std::vector<uint32_t>& initial, uint32_t mask) {
   LaneFile run{initial};
   ExecContext ctx;
   ctx.slots = run.lanes.data();

@@ -99,8 +99,7 @@ const DispatchReport* KernelHarness::report() const {
                                                : nullptr;
 }
 
-::testing::AssertionResult Runs(KernelHarness& h, MTLSize grid,
-                                MTLSize group) {
+::testing::AssertionResult Runs(KernelHarness& h, MTLSize grid, MTLSize group) {
   if (!h.status().ok()) {
     return ::testing::AssertionFailure() << h.status().error().message;
   }

@@ -3,14 +3,14 @@
 // asserts on, so a broken kernel is a test failure with its message.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/result.h"
 #include "emu/device/command_buffer.h"
@@ -71,7 +71,6 @@ class KernelHarness {
 
 // Checks that `h` assembled and that dispatching `grid` threads in
 // threadgroups of `group` ran without a fault; the failure says which.
-::testing::AssertionResult Runs(KernelHarness& h, MTLSize grid,
-                                MTLSize group);
+::testing::AssertionResult Runs(KernelHarness& h, MTLSize grid, MTLSize group);
 
 }  // namespace mtlemu::testing
