@@ -174,14 +174,8 @@ Handler ForOpcode(ScalarType t) {
 }  // namespace
 
 Handler AluHandlerFor(const isa::Instruction& inst) {
-  switch (inst.op) {
-#define OP(e, mnemonic, shape, types, unit, cluster) \
-  case Opcode::e:                                    \
-    return ForOpcode<Opcode::e>(inst.type);
-#include "isa/opcodes.def"
-#undef OP
-  }
-  return nullptr;
+  return opcode_traits::VisitOpcode(
+      inst.op, [&]<Opcode op>() { return ForOpcode<op>(inst.type); });
 }
 
 }  // namespace mtlemu::emu

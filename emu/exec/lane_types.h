@@ -96,35 +96,28 @@ struct LaneType<ScalarType::kFloat> {
   }
 };
 
-template <>
-struct LaneType<ScalarType::kHalf> {
+// 16-bit floats: bits in the low half of the register, computed in float.
+template <float (*kToFloat)(uint16_t), uint16_t (*kFromFloat)(float)>
+struct Float16LaneType {
   using V = float;
   static constexpr int kBits = 16;
   static constexpr bool kWide = false;
   static constexpr bool kFloat = true;
   static constexpr bool kSigned = true;
   static V Get(const uint32_t* lo, const uint32_t*, int lane) {
-    return isa::HalfBitsToFloat(static_cast<uint16_t>(lo[lane]));
+    return kToFloat(static_cast<uint16_t>(lo[lane]));
   }
   static void Put(uint32_t* lo, uint32_t*, int lane, V v) {
-    lo[lane] = isa::FloatToHalfBits(v);
+    lo[lane] = kFromFloat(v);
   }
 };
 
 template <>
-struct LaneType<ScalarType::kBFloat> {
-  using V = float;
-  static constexpr int kBits = 16;
-  static constexpr bool kWide = false;
-  static constexpr bool kFloat = true;
-  static constexpr bool kSigned = true;
-  static V Get(const uint32_t* lo, const uint32_t*, int lane) {
-    return isa::BFloatBitsToFloat(static_cast<uint16_t>(lo[lane]));
-  }
-  static void Put(uint32_t* lo, uint32_t*, int lane, V v) {
-    lo[lane] = isa::FloatToBFloatBits(v);
-  }
-};
+struct LaneType<ScalarType::kHalf>
+    : Float16LaneType<isa::HalfBitsToFloat, isa::FloatToHalfBits> {};
+template <>
+struct LaneType<ScalarType::kBFloat>
+    : Float16LaneType<isa::BFloatBitsToFloat, isa::FloatToBFloatBits> {};
 
 // Calls f.template operator()<T>() with the ScalarType as a template
 // argument: turns a run-time type into a compile-time one.

@@ -35,6 +35,20 @@ inline constexpr std::array<isa::ExecUnit, isa::kNumOpcodes> kUnits = {
 constexpr isa::ExecUnit UnitOf(isa::Opcode op) {
   return kUnits[static_cast<int>(op)];
 }
+// Calls f.template operator()<op>() with the Opcode as a template argument:
+// turns a run-time opcode into a compile-time one.
+template <typename F>
+decltype(auto) VisitOpcode(isa::Opcode op, F&& f) {
+  switch (op) {
+#define OP(e, mnemonic, shape, types, unit, cluster) \
+  case isa::Opcode::e:                               \
+    return f.template operator()<isa::Opcode::e>();
+#include "isa/opcodes.def"
+#undef OP
+  }
+  return f.template operator()<isa::Opcode::kExit>();
+}
+
 constexpr isa::TypeSet TypesOf(isa::Opcode op) {
   return kTypes[static_cast<int>(op)];
 }

@@ -16,6 +16,19 @@ namespace hn = hwy::HWY_NAMESPACE;
 using isa::Opcode;
 using isa::ScalarType;
 
+// Stores `r` into lanes [i, i + Lanes(d)) of `dst`, only the active ones.
+template <class D, class V>
+HWY_INLINE void StoreActive(D d, V r, uint32_t mask, size_t i,
+                            hn::TFromD<D>* dst) {
+  if (mask == kAllLanes) {
+    hn::StoreU(r, d, dst + i);
+  } else {
+    const uint64_t bits = static_cast<uint64_t>(mask) >> i;
+    const auto m = hn::LoadMaskBits(d, reinterpret_cast<const uint8_t*>(&bits));
+    hn::StoreU(hn::IfThenElse(m, r, hn::LoadU(d, dst + i)), d, dst + i);
+  }
+}
+
 // Runs `op` over the 32 lanes, chunk by chunk; writes only active lanes.
 template <class D, class Op>
 HWY_INLINE void ForLanes(D d, ExecContext& ctx, const DecodedInstruction& di,
@@ -32,14 +45,7 @@ HWY_INLINE void ForLanes(D d, ExecContext& ctx, const DecodedInstruction& di,
   for (size_t i = 0; i < static_cast<size_t>(kLanes); i += n) {
     const auto r =
         op(hn::LoadU(d, a + i), hn::LoadU(d, b + i), hn::LoadU(d, c + i));
-    if (mask == kAllLanes) {
-      hn::StoreU(r, d, dst + i);
-    } else {
-      const uint64_t bits = static_cast<uint64_t>(mask) >> i;
-      const auto m =
-          hn::LoadMaskBits(d, reinterpret_cast<const uint8_t*>(&bits));
-      hn::StoreU(hn::IfThenElse(m, r, hn::LoadU(d, dst + i)), d, dst + i);
-    }
+    StoreActive(d, r, mask, i, dst);
   }
 }
 
@@ -134,14 +140,7 @@ void Compare32(ExecContext& ctx, const DecodedInstruction& di) {
       }
     }
     const auto r = hn::IfThenElseZero(hn::RebindMask(du, m), hn::Set(du, 1u));
-    if (mask == kAllLanes) {
-      hn::StoreU(r, du, dst + i);
-    } else {
-      const uint64_t bits = static_cast<uint64_t>(mask) >> i;
-      const auto mm =
-          hn::LoadMaskBits(du, reinterpret_cast<const uint8_t*>(&bits));
-      hn::StoreU(hn::IfThenElse(mm, r, hn::LoadU(du, dst + i)), du, dst + i);
-    }
+    StoreActive(du, r, mask, i, dst);
   }
 }
 
@@ -158,14 +157,7 @@ void Select32(ExecContext& ctx, const DecodedInstruction& di) {
     const auto pick = hn::Ne(hn::LoadU(d, c + i), hn::Zero(d));
     const auto r =
         hn::IfThenElse(pick, hn::LoadU(d, a + i), hn::LoadU(d, b + i));
-    if (mask == kAllLanes) {
-      hn::StoreU(r, d, dst + i);
-    } else {
-      const uint64_t bits = static_cast<uint64_t>(mask) >> i;
-      const auto m =
-          hn::LoadMaskBits(d, reinterpret_cast<const uint8_t*>(&bits));
-      hn::StoreU(hn::IfThenElse(m, r, hn::LoadU(d, dst + i)), d, dst + i);
-    }
+    StoreActive(d, r, mask, i, dst);
   }
 }
 
