@@ -60,6 +60,17 @@ int main(int argc, char** argv) {
       "disasm", "Print a binary module (or ISA text) as canonical ISA text");
   disasm_cmd->add_option("file", disasm_file, "Module file")->required();
 
+  CompileCommandOptions compile;
+  CLI::App* compile_cmd = app.add_subcommand(
+      "compile", "Compile a Metal Shading Language file (.metal)");
+  compile_cmd->add_option("file", compile.file, "MSL source file")->required();
+  compile_cmd->add_option("-D", compile.defines,
+                          "Preprocessor macro NAME[=VALUE]");
+  compile_cmd->add_flag("--no-fast-math", compile.no_fast_math,
+                        "Compile with fast math off (Metal's default is on)");
+  compile_cmd->add_flag("--emit-llvm", compile.emit_llvm,
+                        "Print the LLVM IR and the kernels' argument tables");
+
   CLI::App* chips_cmd =
       app.add_subcommand("chips", "List the chips and their limits");
 
@@ -73,5 +84,6 @@ int main(int argc, char** argv) {
   if (asm_cmd->parsed()) return AsmCommand(asm_file, asm_output);
   if (disasm_cmd->parsed()) return DisasmCommand(disasm_file);
   if (chips_cmd->parsed()) return ChipsCommand();
+  if (compile_cmd->parsed()) return CompileCommand(compile);
   return kExitBadInput;
 }

@@ -8,6 +8,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/kernel_file.h"
+#include "compiler/msl/frontend.h"
 #include "emu/chips/chip.h"
 #include "isa/assembler.h"
 #include "isa/binary_module.h"
@@ -96,6 +97,53 @@ int ChipsCommand() {
       MetalLimits::kMaxThreadgroupMemoryLength,
       MetalLimits::kMaxBufferArguments, MetalLimits::kMaxSetBytesLength,
       MetalLimits::kThreadExecutionWidth);
+  return kExitOk;
+}
+
+int CompileCommand(const CompileCommandOptions& options) {
+  Result<std::string> text = ReadTextFile(options.file);
+  if (!text.ok()) return Fail(text.error().message);
+  msl::CompileOptions compile;
+  compile.fast_math = !options.no_fast_math;
+  for (const std::string& d : options.defines) {
+    const size_t eq = d.find('=');
+    compile.macros.emplace_back(
+        d.substr(0, eq), eq == std::string::npos ? "" : d.substr(eq + 1));
+  }
+  const msl::FrontendResult result =
+      msl::CompileMsl(text.value(), options.file, compile);
+  for (const std::string& w : result.warnings) {
+    std::fprintf(stderr, "%s\n", w.c_str());
+  }
+  if (!result.ok()) {
+    std::fputs(isa::FormatDiagnostics(result.errors).c_str(), stderr);
+    return kExitBadInput;
+  }
+  if (!options.emit_llvm) {
+    return Fail(
+        "lowering MSL to the ISA is not built yet; use --emit-llvm to see "
+        "the LLVM IR");
+  }
+  for (const msl::KernelDeclaration& k : result.kernels) {
+    std::printf("; kernel %s (%s)\n", k.name.c_str(), k.ir_name.c_str());
+    for (const msl::KernelParameter& p : k.parameters) {
+      std::string binding;
+      switch (p.kind) {
+        case msl::ParameterKind::kBuffer:
+          binding = fmt::format("buffer({})", p.index);
+          break;
+        case msl::ParameterKind::kThreadgroup:
+          binding = fmt::format("threadgroup({})", p.index);
+          break;
+        case msl::ParameterKind::kBuiltin:
+          binding = p.attribute;
+          break;
+      }
+      std::printf(";   %s %s [[%s]]\n", p.type.c_str(), p.name.c_str(),
+                  binding.c_str());
+    }
+  }
+  std::fputs(msl::PrintModule(*result.module).c_str(), stdout);
   return kExitOk;
 }
 

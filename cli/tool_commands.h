@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace mtlemu::cli {
 
@@ -12,5 +13,15 @@ int AsmCommand(const std::string& file, const std::string& output);
 int DisasmCommand(const std::string& file);
 // Lists the chips with their limits.
 int ChipsCommand();
+
+struct CompileCommandOptions {
+  std::string file;
+  std::vector<std::string> defines;  // NAME or NAME=VALUE
+  bool no_fast_math = false;
+  bool emit_llvm = false;
+};
+// Compiles an MSL file; prints LLVM IR (--emit-llvm) and the kernels'
+// argument tables.
+int CompileCommand(const CompileCommandOptions& options);
 
 }  // namespace mtlemu::cli

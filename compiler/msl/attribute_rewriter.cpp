@@ -1,0 +1,159 @@
+#include "compiler/msl/attribute_rewriter.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace mtlemu::msl {
+namespace {
+
+// C++ attributes that are not Metal's and stay as they are.
+constexpr std::array<std::string_view, 9> kStandardAttributes = {
+    "maybe_unused", "nodiscard",          "fallthrough",
+    "likely",       "unlikely",           "noreturn",
+    "deprecated",   "carries_dependency", "no_unique_address"};
+
+bool IsIdentifierChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// Skips a comment or literal starting at `i`; returns the index after it,
+// or `i` when none starts there.
+size_t SkipCommentOrLiteral(std::string_view s, size_t i) {
+  if (s.compare(i, 2, "//") == 0) {
+    const size_t end = s.find('\n', i);
+    return end == std::string_view::npos ? s.size() : end;
+  }
+  if (s.compare(i, 2, "/*") == 0) {
+    const size_t end = s.find("*/", i + 2);
+    return end == std::string_view::npos ? s.size() : end + 2;
+  }
+  if (s[i] == '"' || s[i] == '\'') {
+    const char quote = s[i];
+    size_t j = i + 1;
+    while (j < s.size() && s[j] != quote && s[j] != '\n') {
+      j += s[j] == '\\' ? 2 : 1;
+    }
+    return std::min(j + 1, s.size());
+  }
+  return i;
+}
+
+// One attribute: a name and the raw text of its arguments (maybe empty).
+struct Attribute {
+  std::string name;
+  std::string arguments;
+};
+
+// Parses the inside of [[ ... ]]; false when it is not a plain list of
+// (possibly argument-taking) identifiers.
+bool ParseAttributeList(std::string_view body, std::vector<Attribute>& out) {
+  size_t i = 0;
+  auto skip_space = [&] {
+    while (i < body.size() && std::isspace(static_cast<unsigned char>(body[i])))
+      ++i;
+  };
+  while (true) {
+    skip_space();
+    const size_t start = i;
+    while (i < body.size() && IsIdentifierChar(body[i])) ++i;
+    if (i == start) return false;
+    Attribute a{std::string(body.substr(start, i - start)), ""};
+    skip_space();
+    if (i < body.size() && body[i] == ':') return false;  // namespaced
+    if (i < body.size() && body[i] == '(') {
+      int depth = 0;
+      const size_t open = i;
+      for (; i < body.size(); ++i) {
+        const size_t skipped = SkipCommentOrLiteral(body, i);
+        if (skipped != i) {
+          i = skipped - 1;
+          continue;
+        }
+        if (body[i] == '(') ++depth;
+        if (body[i] == ')' && --depth == 0) break;
+      }
+      if (i >= body.size()) return false;
+      a.arguments = std::string(body.substr(open + 1, i - open - 1));
+      ++i;
+    }
+    out.push_back(std::move(a));
+    skip_space();
+    if (i == body.size()) return true;
+    if (body[i] != ',') return false;
+    ++i;
+  }
+}
+
+}  // namespace
+
+bool IsMetalAttribute(std::string_view name) {
+  return std::find(kStandardAttributes.begin(), kStandardAttributes.end(),
+                   name) == kStandardAttributes.end();
+}
+
+size_t RewrittenSource::OriginalOffset(size_t rewritten) const {
+  auto it = std::upper_bound(
+      anchors.begin(), anchors.end(), rewritten,
+      [](size_t v, const std::pair<size_t, size_t>& a) { return v < a.first; });
+  if (it == anchors.begin()) return rewritten;
+  --it;
+  return it->second + (rewritten - it->first);
+}
+
+RewrittenSource RewriteMetalAttributes(std::string_view s) {
+  RewrittenSource out;
+  out.text.reserve(s.size() + s.size() / 8);
+  size_t copied = 0;  // original offset up to which text is copied
+  auto copy_to = [&](size_t end) {
+    if (end > copied) {
+      out.anchors.emplace_back(out.text.size(), copied);
+      out.text.append(s.substr(copied, end - copied));
+      copied = end;
+    }
+  };
+  size_t i = 0;
+  while (i < s.size()) {
+    const size_t skipped = SkipCommentOrLiteral(s, i);
+    if (skipped != i) {
+      i = skipped;
+      continue;
+    }
+    if (s.compare(i, 2, "[[") != 0) {
+      ++i;
+      continue;
+    }
+    // Find the matching "]]" (attribute arguments hold no brackets).
+    const size_t close = s.find("]]", i + 2);
+    if (close == std::string_view::npos) break;
+    const std::string_view body = s.substr(i + 2, close - i - 2);
+    std::vector<Attribute> attributes;
+    if (body.find('\n') != std::string_view::npos ||
+        !ParseAttributeList(body, attributes) ||
+        !std::all_of(
+            attributes.begin(), attributes.end(),
+            [](const Attribute& a) { return IsMetalAttribute(a.name); })) {
+      i += 2;
+      continue;
+    }
+    copy_to(i);
+    std::string replacement = "[[";
+    for (size_t k = 0; k < attributes.size(); ++k) {
+      if (k) replacement += ", ";
+      replacement += "clang::annotate(\"metal." + attributes[k].name + "\"";
+      if (!attributes[k].arguments.empty()) {
+        replacement += ", " + attributes[k].arguments;
+      }
+      replacement += ")";
+    }
+    replacement += "]]";
+    out.anchors.emplace_back(out.text.size(), i);
+    out.text += replacement;
+    copied = close + 2;
+    i = close + 2;
+  }
+  copy_to(s.size());
+  return out;
+}
+
+}  // namespace mtlemu::msl

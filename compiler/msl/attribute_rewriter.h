@@ -1,0 +1,34 @@
+// MSL attributes ([[buffer(0)]], [[thread_position_in_grid]],
+// [[host_name("f")]], ...) become clang `annotate` attributes that the
+// front end reads off the AST: clang drops unknown [[...]] attributes, but
+// keeps [[clang::annotate("metal.NAME", ARGS...)]].
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mtlemu::msl {
+
+// The rewritten text and where each piece of it came from, so diagnostics
+// can point at the user's own columns.
+struct RewrittenSource {
+  std::string text;
+  // Sorted pairs (offset in text, offset in the original) at the start of
+  // each piece that was copied or replaced.
+  std::vector<std::pair<size_t, size_t>> anchors;
+
+  // The original offset for an offset in `text`.
+  size_t OriginalOffset(size_t rewritten) const;
+};
+
+// Rewrites every MSL attribute list `[[...]]` outside comments and string
+// literals whose attributes are all Metal's (not standard C++ attributes
+// such as [[maybe_unused]] or namespaced ones). Lines are kept.
+RewrittenSource RewriteMetalAttributes(std::string_view source);
+
+// True for the attribute names the rewriter treats as Metal's.
+bool IsMetalAttribute(std::string_view name);
+
+}  // namespace mtlemu::msl

@@ -1,0 +1,447 @@
+#include "compiler/msl/frontend.h"
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Attr.h>
+#include <clang/AST/Mangle.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/CodeGen/CodeGenAction.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/MultiplexConsumer.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/VirtualFileSystem.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <filesystem>
+#include <set>
+
+#include "compiler/msl/attribute_rewriter.h"
+#include "compiler/msl/shim_files.h"
+
+namespace mtlemu::msl {
+namespace {
+
+constexpr char kShimDirectory[] = "/__mtlemu/metal/include";
+
+// --- diagnostics
+// ---------------------------------------------------------------
+
+// Formats clang's diagnostics as "file:line:col: error: message", the
+// user's own source line and a caret, mapping columns in the main file back
+// through the attribute rewrite.
+class DiagnosticCollector : public clang::DiagnosticConsumer {
+ public:
+  DiagnosticCollector(std::string file, std::string_view original,
+                      const RewrittenSource& rewritten, FrontendResult& out)
+      : file_(std::move(file)),
+        original_(original),
+        rewritten_(rewritten),
+        out_(out) {}
+
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
+                        const clang::Diagnostic& info) override {
+    DiagnosticConsumer::HandleDiagnostic(level, info);
+    if (level < clang::DiagnosticsEngine::Warning) return;
+    llvm::SmallString<256> message;
+    info.FormatDiagnostic(message);
+    isa::Diagnostic d;
+    d.message = std::string(message);
+    std::string snippet;
+    if (info.hasSourceManager() && info.getLocation().isValid()) {
+      const clang::SourceManager& sm = info.getSourceManager();
+      const clang::SourceLocation loc = sm.getFileLoc(info.getLocation());
+      const clang::PresumedLoc p = sm.getPresumedLoc(loc);
+      if (p.isValid()) {
+        d.file = p.getFilename();
+        d.line = static_cast<int>(p.getLine());
+        d.column = static_cast<int>(p.getColumn());
+        if (sm.isInMainFile(loc)) {
+          d.file = file_;
+          MapToOriginal(sm.getFileOffset(loc), d, snippet);
+        }
+      }
+    }
+    const bool error = level >= clang::DiagnosticsEngine::Error;
+    if (error) {
+      d.message += snippet;
+      out_.errors.push_back(std::move(d));
+    } else {
+      std::string text = d.ToString();
+      const size_t at = text.find(": error: ");
+      if (at != std::string::npos) text.replace(at, 9, ": warning: ");
+      out_.warnings.push_back(text + snippet);
+    }
+  }
+
+ private:
+  void MapToOriginal(size_t rewritten_offset, isa::Diagnostic& d,
+                     std::string& snippet) const {
+    const size_t offset =
+        std::min(rewritten_.OriginalOffset(rewritten_offset), original_.size());
+    const size_t newline = offset == 0 ? std::string_view::npos
+                                       : original_.rfind('\n', offset - 1);
+    const size_t start = newline == std::string_view::npos ? 0 : newline + 1;
+    size_t end = original_.find('\n', offset);
+    if (end == std::string_view::npos) end = original_.size();
+    d.column = static_cast<int>(offset - start) + 1;
+    snippet = "\n  " + std::string(original_.substr(start, end - start)) +
+              "\n  " + std::string(offset - start, ' ') + "^";
+  }
+
+  std::string file_;
+  std::string_view original_;
+  const RewrittenSource& rewritten_;
+  FrontendResult& out_;
+};
+
+// --- the kernels' argument tables
+// ------------------------------------------------
+
+std::optional<isa::ScalarType> ScalarTypeOf(clang::QualType t) {
+  t = t.getCanonicalType();
+  if (const auto* v = t->getAs<clang::VectorType>()) {
+    t = v->getElementType().getCanonicalType();
+  }
+  const auto* b = t->getAs<clang::BuiltinType>();
+  if (b == nullptr) return std::nullopt;
+  using K = clang::BuiltinType::Kind;
+  switch (b->getKind()) {
+    case K::Bool:
+      return isa::ScalarType::kBool;
+    case K::Char_S:
+    case K::SChar:
+      return isa::ScalarType::kChar;
+    case K::Char_U:
+    case K::UChar:
+      return isa::ScalarType::kUChar;
+    case K::Short:
+      return isa::ScalarType::kShort;
+    case K::UShort:
+      return isa::ScalarType::kUShort;
+    case K::Int:
+      return isa::ScalarType::kInt;
+    case K::UInt:
+      return isa::ScalarType::kUInt;
+    case K::Long:
+      return isa::ScalarType::kLong;
+    case K::ULong:
+      return isa::ScalarType::kULong;
+    case K::Half:
+    case K::Float16:
+      return isa::ScalarType::kHalf;
+    case K::BFloat16:
+      return isa::ScalarType::kBFloat;
+    case K::Float:
+      return isa::ScalarType::kFloat;
+    default:
+      return std::nullopt;
+  }
+}
+
+isa::AddressSpace SpaceOf(clang::LangAS as) {
+  switch (as) {
+    case clang::LangAS::opencl_global:
+      return isa::AddressSpace::kDevice;
+    case clang::LangAS::opencl_constant:
+      return isa::AddressSpace::kConstant;
+    case clang::LangAS::opencl_local:
+      return isa::AddressSpace::kThreadgroup;
+    case clang::LangAS::opencl_private:
+      return isa::AddressSpace::kThread;
+    default:
+      return isa::AddressSpace::kNone;
+  }
+}
+
+// The Metal attributes (rewritten to annotate("metal.NAME", ARGS...)).
+struct MetalAttribute {
+  std::string name;
+  std::vector<int64_t> integers;
+  std::string text;  // a string argument, e.g. host_name's
+  clang::SourceLocation location;
+};
+
+std::vector<MetalAttribute> MetalAttributesOf(const clang::Decl* d,
+                                              const clang::ASTContext& ctx) {
+  std::vector<MetalAttribute> out;
+  for (const auto* a : d->specific_attrs<clang::AnnotateAttr>()) {
+    const llvm::StringRef name = a->getAnnotation();
+    if (!name.startswith("metal.")) continue;
+    MetalAttribute m{std::string(name.drop_front(6)), {}, {}, a->getLocation()};
+    for (const clang::Expr* e : a->args()) {
+      clang::Expr::EvalResult r;
+      if (const auto* s =
+              llvm::dyn_cast<clang::StringLiteral>(e->IgnoreParenImpCasts())) {
+        m.text = std::string(s->getString());
+      } else if (e->EvaluateAsInt(r, ctx)) {
+        m.integers.push_back(r.Val.getInt().getExtValue());
+      }
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// Metal's kernel input attributes that mtlemu knows.
+bool IsBuiltinInput(std::string_view name) {
+  static constexpr std::string_view kInputs[] = {
+      "thread_position_in_grid",
+      "thread_position_in_threadgroup",
+      "threadgroup_position_in_grid",
+      "threads_per_threadgroup",
+      "threadgroups_per_grid",
+      "thread_index_in_threadgroup",
+      "thread_index_in_simdgroup",
+      "simdgroup_index_in_threadgroup",
+      "threads_per_simdgroup",
+      "simdgroups_per_threadgroup",
+      "thread_index_in_quadgroup",
+      "quadgroup_index_in_threadgroup",
+      "quadgroups_per_threadgroup",
+      "grid_size",
+      "threads_per_grid",
+      "dispatch_threads_per_threadgroup",
+      "thread_execution_width",
+      "dispatch_quadgroups_per_threadgroup",
+      "dispatch_simdgroups_per_threadgroup"};
+  for (std::string_view k : kInputs) {
+    if (k == name) return true;
+  }
+  return false;
+}
+
+class KernelCollector : public clang::ASTConsumer,
+                        public clang::RecursiveASTVisitor<KernelCollector> {
+ public:
+  KernelCollector(clang::CompilerInstance& ci, FrontendResult& out)
+      : ci_(ci), out_(out) {}
+
+  bool shouldVisitTemplateInstantiations() const { return true; }
+
+  void Initialize(clang::ASTContext& ctx) override {
+    ctx_ = &ctx;
+    names_ = std::make_unique<clang::ASTNameGenerator>(ctx);
+  }
+
+  // Runs before code generation sees the declarations (this consumer comes
+  // first): kernels are read here and their Metal annotations removed, as
+  // clang would otherwise emit them as llvm.var.annotation calls.
+  bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
+    for (clang::Decl* d : group) {
+      if (auto* f = llvm::dyn_cast<clang::FunctionDecl>(d))
+        VisitFunctionDecl(f);
+    }
+    return true;
+  }
+
+  // Template instantiations are complete only now, still before code
+  // generation emits them.
+  void HandleTranslationUnit(clang::ASTContext& ctx) override {
+    TraverseDecl(ctx.getTranslationUnitDecl());
+  }
+
+  bool VisitFunctionDecl(clang::FunctionDecl* f) {
+    if (!f->hasAttr<clang::OpenCLKernelAttr>() || !f->hasBody()) return true;
+    if (f->isDependentContext() || !seen_.insert(f).second) return true;
+    KernelDeclaration k;
+    k.name = f->getNameAsString();
+    k.ir_name = names_->getName(f);
+    k.line = static_cast<int>(
+        ctx_->getSourceManager().getPresumedLineNumber(f->getLocation()));
+    for (const MetalAttribute& a : MetalAttributesOf(f, *ctx_)) {
+      if (a.name == "host_name") {
+        k.name = a.text;
+      } else if (a.name == "max_total_threads_per_threadgroup" &&
+                 !a.integers.empty()) {
+        k.max_total_threads_per_threadgroup =
+            static_cast<uint32_t>(a.integers[0]);
+      } else if (a.name != "kernel") {
+        Error(a.location, "unsupported: attribute [[" + a.name +
+                              "]] on kernel '" + k.name + "'");
+      }
+    }
+    for (clang::ParmVarDecl* p : f->parameters()) {
+      k.parameters.push_back(Parameter(*p, k.name));
+      p->dropAttr<clang::AnnotateAttr>();
+    }
+    f->dropAttr<clang::AnnotateAttr>();
+    out_.kernels.push_back(std::move(k));
+    return true;
+  }
+
+ private:
+  KernelParameter Parameter(const clang::ParmVarDecl& p,
+                            const std::string& kernel) {
+    KernelParameter out;
+    out.name = p.getNameAsString();
+    clang::QualType t = p.getType();
+    out.type = t.getAsString();
+    clang::QualType pointee;
+    if (t->isPointerType() || t->isReferenceType()) {
+      pointee = t->getPointeeType();
+      out.space = SpaceOf(pointee.getAddressSpace());
+      out.element = ScalarTypeOf(pointee);
+    }
+    const std::vector<MetalAttribute> attributes = MetalAttributesOf(&p, *ctx_);
+    if (attributes.empty()) {
+      Error(p.getLocation(),
+            "parameter '" + out.name + "' of kernel '" + kernel +
+                "' has no Metal attribute (e.g. "
+                "[[buffer(0)]] or [[thread_position_in_grid]])");
+      return out;
+    }
+    const MetalAttribute& a = attributes.front();
+    if (a.name == "buffer" || a.name == "threadgroup") {
+      out.kind = a.name == "buffer" ? ParameterKind::kBuffer
+                                    : ParameterKind::kThreadgroup;
+      if (a.integers.size() != 1 || a.integers[0] < 0 || a.integers[0] > 30) {
+        Error(a.location, "[[" + a.name + "(n)]] on parameter '" + out.name +
+                              "' needs an index from 0 to 30");
+      } else {
+        out.index = static_cast<int>(a.integers[0]);
+      }
+    } else if (IsBuiltinInput(a.name)) {
+      out.kind = ParameterKind::kBuiltin;
+      out.attribute = a.name;
+    } else {
+      Error(a.location, "unknown attribute [[" + a.name + "]] on parameter '" +
+                            out.name + "' of kernel '" + kernel + "'");
+    }
+    return out;
+  }
+
+  void Error(clang::SourceLocation loc, const std::string& message) {
+    clang::DiagnosticsEngine& d = ci_.getDiagnostics();
+    const unsigned id =
+        d.getCustomDiagID(clang::DiagnosticsEngine::Error, "%0");
+    d.Report(loc, id) << message;
+  }
+
+  clang::CompilerInstance& ci_;
+  FrontendResult& out_;
+  clang::ASTContext* ctx_ = nullptr;
+  std::unique_ptr<clang::ASTNameGenerator> names_;
+  std::set<const clang::FunctionDecl*> seen_;
+};
+
+// Code generation with the kernel collector running first.
+class CompileAction : public clang::EmitLLVMOnlyAction {
+ public:
+  CompileAction(llvm::LLVMContext* context, FrontendResult& out)
+      : EmitLLVMOnlyAction(context), out_(out) {}
+
+ protected:
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(
+      clang::CompilerInstance& ci, llvm::StringRef file) override {
+    std::vector<std::unique_ptr<clang::ASTConsumer>> consumers;
+    consumers.push_back(std::make_unique<KernelCollector>(ci, out_));
+    consumers.push_back(EmitLLVMOnlyAction::CreateASTConsumer(ci, file));
+    return std::make_unique<clang::MultiplexConsumer>(std::move(consumers));
+  }
+
+ private:
+  FrontendResult& out_;
+};
+
+}  // namespace
+
+FrontendResult::FrontendResult() = default;
+FrontendResult::FrontendResult(FrontendResult&&) noexcept = default;
+FrontendResult& FrontendResult::operator=(FrontendResult&&) noexcept = default;
+FrontendResult::~FrontendResult() {
+  module.reset();  // before its context
+}
+
+FrontendResult CompileMsl(std::string_view source, std::string_view file,
+                          const CompileOptions& options) {
+  FrontendResult result;
+  result.context = std::make_unique<llvm::LLVMContext>();
+  const RewrittenSource rewritten = RewriteMetalAttributes(source);
+
+  // The main file sits at its own absolute path in an in-memory layer over
+  // the real file system (so its #include "..." resolve), the shims under
+  // kShimDirectory.
+  std::error_code ec;
+  std::string path = std::filesystem::absolute(std::string(file), ec).string();
+  if (ec) path = "/" + std::string(file);
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  memory->addFile(path, 0,
+                  llvm::MemoryBuffer::getMemBufferCopy(rewritten.text));
+  for (size_t i = 0; i < kNumShimFiles; ++i) {
+    memory->addFile(std::string(kShimDirectory) + "/" + kShimFiles[i].name, 0,
+                    llvm::MemoryBuffer::getMemBuffer(kShimFiles[i].text));
+  }
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+      llvm::vfs::getRealFileSystem());
+  overlay->pushOverlay(memory);
+
+  // cc1 arguments: C++ for OpenCL without OpenCL's own headers.
+  std::vector<std::string> args = {"-triple",
+                                   "spir64-unknown-unknown",
+                                   "-x",
+                                   "clcpp",
+                                   "-cl-std=clc++2021",
+                                   "-O2",
+                                   "-disable-llvm-passes",
+                                   "-fno-builtin",
+                                   "-fno-threadsafe-statics",
+                                   "-isystem",
+                                   kShimDirectory,
+                                   "-D__METAL_VERSION__=310",
+                                   "-D__METAL__=1",
+                                   "-D__MTLEMU__=1"};
+  // Metal's fast math: contraction and relaxed algebra, but NaN and inf are
+  // still honoured (isnan and friends are not folded away).
+  if (options.fast_math) {
+    args.insert(args.end(),
+                {"-ffp-contract=fast", "-fapprox-func", "-fno-signed-zeros",
+                 "-freciprocal-math", "-D__FAST_MATH__=1"});
+  } else {
+    args.push_back("-ffp-contract=on");
+  }
+  for (const auto& [name, value] : options.macros) {
+    args.push_back("-D" + name + (value.empty() ? "" : "=" + value));
+  }
+  if (kShimPrelude != nullptr) {
+    args.insert(args.end(), {"-include", kShimPrelude});
+  }
+  args.push_back(path);
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+
+  DiagnosticCollector collector(std::string(file), source, rewritten, result);
+  clang::CompilerInstance ci;
+  ci.createDiagnostics(&collector, /*ShouldOwnClient=*/false);
+  auto invocation = std::make_shared<clang::CompilerInvocation>();
+  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, argv,
+                                                 ci.getDiagnostics())) {
+    if (result.errors.empty()) {
+      result.errors.push_back(
+          {std::string(file), 0, 0, "internal error: bad compiler arguments"});
+    }
+    return result;
+  }
+  // Our collector prints the source lines; this also keeps clang from
+  // printing "N errors generated" on stderr.
+  invocation->getDiagnosticOpts().ShowCarets = false;
+  ci.setInvocation(std::move(invocation));
+  ci.createFileManager(overlay);
+  CompileAction action(result.context.get(), result);
+  if (ci.ExecuteAction(action) && result.errors.empty()) {
+    result.module = action.takeModule();
+  }
+  if (!result.errors.empty()) result.module.reset();
+  return result;
+}
+
+std::string PrintModule(const llvm::Module& module) {
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  module.print(out, nullptr);
+  return text;
+}
+
+}  // namespace mtlemu::msl

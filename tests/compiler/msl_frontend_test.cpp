@@ -1,0 +1,121 @@
+// The MSL front end: source -> LLVM IR and the kernels' argument tables;
+// diagnostics with the user's file, line, column and source line.
+#include <gtest/gtest.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Module.h>
+
+#include "compiler/msl/attribute_rewriter.h"
+#include "compiler/msl/frontend.h"
+
+namespace mtlemu::msl {
+namespace {
+
+// Written with OpenCL's address-space spellings so the test does not
+// depend on the metal_stdlib shims.
+constexpr char kVectorAdd[] = R"(
+kernel void vector_add(__global const float* a [[buffer(0)]],
+                       __global const float* b [[buffer(1)]],
+                       __global float* out [[buffer(2)]],
+                       __constant unsigned int& n [[buffer(3)]],
+                       unsigned int id [[thread_position_in_grid]]) {
+  if (id >= n) return;
+  out[id] = a[id] + b[id];
+}
+)";
+
+TEST(MslFrontend, CompilesAKernelAndReadsItsArgumentTable) {
+  FrontendResult r = CompileMsl(kVectorAdd, "add.metal", {});
+  ASSERT_TRUE(r.ok()) << isa::FormatDiagnostics(r.errors);
+  ASSERT_EQ(r.kernels.size(), 1u);
+  const KernelDeclaration& k = r.kernels[0];
+  EXPECT_EQ(k.name, "vector_add");
+  EXPECT_NE(r.module->getFunction(k.ir_name), nullptr) << k.ir_name;
+  ASSERT_EQ(k.parameters.size(), 5u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(k.parameters[i].kind, ParameterKind::kBuffer);
+    EXPECT_EQ(k.parameters[i].index, i);
+  }
+  EXPECT_EQ(k.parameters[0].name, "a");
+  EXPECT_EQ(k.parameters[0].space, isa::AddressSpace::kDevice);
+  EXPECT_EQ(k.parameters[0].element, isa::ScalarType::kFloat);
+  EXPECT_EQ(k.parameters[3].space, isa::AddressSpace::kConstant);
+  EXPECT_EQ(k.parameters[3].element, isa::ScalarType::kUInt);
+  EXPECT_EQ(k.parameters[4].kind, ParameterKind::kBuiltin);
+  EXPECT_EQ(k.parameters[4].attribute, "thread_position_in_grid");
+  // No annotation survives into the IR as a call.
+  EXPECT_EQ(PrintModule(*r.module).find("llvm.var.annotation"),
+            std::string::npos);
+}
+
+TEST(MslFrontend, ErrorsNameTheUsersLineAndColumn) {
+  // The attribute before the error is rewritten to a longer text; the
+  // column must still be the user's.
+  const char* source =
+      "kernel void k(__global float* a [[buffer(0)]], unsigned i "
+      "[[thread_position_in_grid]]) {\n"
+      "  a[i] = undeclared_name;\n"
+      "}\n";
+  FrontendResult r = CompileMsl(source, "bad.metal", {});
+  ASSERT_FALSE(r.ok());
+  ASSERT_FALSE(r.errors.empty());
+  const isa::Diagnostic& d = r.errors[0];
+  EXPECT_EQ(d.file, "bad.metal");
+  EXPECT_EQ(d.line, 2);
+  EXPECT_EQ(d.column, 10);
+  EXPECT_NE(d.message.find("undeclared_name"), std::string::npos) << d.message;
+  EXPECT_NE(d.message.find("  a[i] = undeclared_name;"), std::string::npos)
+      << d.message;
+}
+
+TEST(MslFrontend, ColumnsAfterARewrittenAttributeMapBack) {
+  const char* source =
+      "kernel void k(__global float* a [[buffer(0)]], unsigned i "
+      "[[thread_position_in_grid]]) { a[i] = nope; }\n";
+  FrontendResult r = CompileMsl(source, "bad.metal", {});
+  ASSERT_FALSE(r.errors.empty());
+  const std::string line(source, std::string_view(source).find('\n'));
+  EXPECT_EQ(r.errors[0].line, 1);
+  EXPECT_EQ(r.errors[0].column, static_cast<int>(line.find("nope")) + 1);
+}
+
+TEST(MslFrontend, UnknownParameterAttributeIsAnError) {
+  const char* source =
+      "kernel void k(__global float* a [[bufer(0)]]) { a[0] = 1.0f; }\n";
+  FrontendResult r = CompileMsl(source, "typo.metal", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.errors[0].message.find("unknown attribute [[bufer]]"),
+            std::string::npos)
+      << r.errors[0].message;
+  EXPECT_EQ(r.errors[0].line, 1);
+}
+
+TEST(MslFrontend, MacrosFromCompileOptions) {
+  const char* source =
+      "kernel void k(__global float* a [[buffer(0)]]) { a[0] = VALUE; }\n";
+  CompileOptions options;
+  options.macros.push_back({"VALUE", "2.5f"});
+  FrontendResult r = CompileMsl(source, "m.metal", options);
+  ASSERT_TRUE(r.ok()) << isa::FormatDiagnostics(r.errors);
+  EXPECT_NE(PrintModule(*r.module).find("2.5"), std::string::npos);
+  FrontendResult missing = CompileMsl(source, "m.metal", {});
+  EXPECT_FALSE(missing.ok());
+}
+
+TEST(AttributeRewriter, KeepsStandardAttributesCommentsAndStrings) {
+  const std::string source =
+      "[[maybe_unused]] int x; // [[buffer(0)]]\n"
+      "const char* s = \"[[buffer(1)]]\";\n"
+      "float* p [[buffer(2)]];\n";
+  const RewrittenSource r = RewriteMetalAttributes(source);
+  EXPECT_NE(r.text.find("[[maybe_unused]]"), std::string::npos);
+  EXPECT_NE(r.text.find("// [[buffer(0)]]"), std::string::npos);
+  EXPECT_NE(r.text.find("\"[[buffer(1)]]\""), std::string::npos);
+  EXPECT_NE(r.text.find("[[clang::annotate(\"metal.buffer\", 2)]]"),
+            std::string::npos)
+      << r.text;
+  // Every original line is still there, in order.
+  EXPECT_EQ(std::count(r.text.begin(), r.text.end(), '\n'), 3);
+}
+
+}  // namespace
+}  // namespace mtlemu::msl
