@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake ninja-build g++ ccache
   libtbb-dev libhwy-dev libfmt-dev libcli11-dev libgtest-dev
-  llvm-16-dev libclang-16-dev libclang-cpp16-dev
+  llvm-16-dev libclang-16-dev libclang-cpp16-dev clang-16
 )
 missing=()
 for p in "${packages[@]}"; do
