@@ -5,6 +5,7 @@
 #include <span>
 #include <sstream>
 
+#include "compiler/msl_compiler.h"
 #include "isa/binary_module.h"
 
 namespace mtlemu::cli {
@@ -23,7 +24,8 @@ Result<std::string> ReadTextFile(const std::string& path) {
 }
 
 Result<std::shared_ptr<Library>> LoadLibrary(Device& device,
-                                             const std::string& path) {
+                                             const std::string& path,
+                                             const std::string& kernel) {
   Result<std::string> text = ReadTextFile(path);
   if (!text.ok()) return text.error();
   const std::string& data = text.value();
@@ -41,9 +43,17 @@ Result<std::shared_ptr<Library>> LoadLibrary(Device& device,
   if (ext == ".s" || ext == ".isa" || ext == ".asm") {
     return device.newLibraryWithISA(data, path);
   }
-  return Error{path + ": unsupported kernel file type '" + ext +
-               "' (expected ISA text: .s, .isa or .asm; or a binary module "
-               "from 'mtlemu asm -o')"};
+  if (ext == ".metal") {
+    Result<isa::Module> module = compiler::CompileMsl(
+        data, path, {},
+        kernel.empty() ? std::vector<std::string>{} : std::vector{kernel});
+    if (!module.ok()) return module.error();
+    return device.newLibraryWithModule(std::move(module).value());
+  }
+  return Error{
+      path + ": unsupported kernel file type '" + ext +
+      "' (expected .metal, ISA text (.s, .isa, .asm) or a binary module "
+      "from 'mtlemu asm -o')"};
 }
 
 }  // namespace mtlemu::cli

@@ -10,9 +10,11 @@
 
 namespace mtlemu::cli {
 
-// ISA text (.s, .isa, .asm) or a binary module (recognized by content).
+// ISA text (.s, .isa, .asm), a binary module (recognized by content), or
+// Metal Shading Language (.metal; only `kernel` is lowered when given).
 Result<std::shared_ptr<Library>> LoadLibrary(Device& device,
-                                             const std::string& path);
+                                             const std::string& path,
+                                             const std::string& kernel = "");
 
 // The whole file, or an error naming it.
 Result<std::string> ReadTextFile(const std::string& path);

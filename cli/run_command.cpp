@@ -171,7 +171,8 @@ int Run(const RunOptions& options) {
     progress.Update(done, total);
   };
 
-  std::shared_ptr<Library> library = Unwrap(LoadLibrary(*device, options.file));
+  std::shared_ptr<Library> library =
+      Unwrap(LoadLibrary(*device, options.file, options.kernel));
   std::shared_ptr<Function> function =
       Unwrap(library->newFunction(options.kernel));
   const isa::Kernel& kernel = function->kernel();

@@ -9,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "cli/kernel_file.h"
 #include "compiler/msl/frontend.h"
+#include "compiler/msl_compiler.h"
 #include "emu/chips/chip.h"
 #include "isa/assembler.h"
 #include "isa/binary_module.h"
@@ -120,9 +121,16 @@ int CompileCommand(const CompileCommandOptions& options) {
     return kExitBadInput;
   }
   if (!options.emit_llvm) {
-    return Fail(
-        "lowering MSL to the ISA is not built yet; use --emit-llvm to see "
-        "the LLVM IR");
+    Result<isa::Module> module =
+        compiler::CompileMsl(text.value(), options.file, compile);
+    if (!module.ok()) {
+      std::string message = module.error().message;
+      while (!message.empty() && message.back() == '\n') message.pop_back();
+      std::fprintf(stderr, "%s\n", message.c_str());
+      return kExitBadInput;
+    }
+    std::fputs(isa::PrintModule(module.value()).c_str(), stdout);
+    return kExitOk;
   }
   for (const msl::KernelDeclaration& k : result.kernels) {
     std::printf("; kernel %s (%s)\n", k.name.c_str(), k.ir_name.c_str());

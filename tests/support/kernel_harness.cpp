@@ -10,9 +10,30 @@ KernelHarness::KernelHarness(std::string_view isa_text, std::string kernel,
     return;
   }
   device_ = device.value();
+  Init(device_->newLibraryWithISA(isa_text, "test.s"), std::move(kernel), chip,
+       host_threads);
+}
+
+KernelHarness::KernelHarness(Result<isa::Module> module, std::string kernel,
+                             std::string_view chip, int host_threads) {
+  if (!module.ok()) {
+    status_ = module.error();
+    return;
+  }
+  Result<std::shared_ptr<Device>> device = Device::Create(chip);
+  if (!device.ok()) {
+    status_ = device.error();
+    return;
+  }
+  device_ = device.value();
+  Init(device_->newLibraryWithModule(std::move(module).value()),
+       std::move(kernel), chip, host_threads);
+}
+
+void KernelHarness::Init(Result<std::shared_ptr<Library>> library,
+                         std::string kernel, std::string_view,
+                         int host_threads) {
   device_->options().host_threads = host_threads;
-  Result<std::shared_ptr<Library>> library =
-      device_->newLibraryWithISA(isa_text, "test.s");
   if (!library.ok()) {
     status_ = library.error();
     return;
@@ -36,6 +57,7 @@ KernelHarness::KernelHarness(std::string_view isa_text, std::string kernel,
 }
 
 void KernelHarness::SetBufferBytes(int index, const void* data, size_t size) {
+  if (!status_.ok()) return;  // Runs() and Dispatch*() report the error
   Result<std::shared_ptr<Buffer>> b = device_->newBuffer(data, size);
   if (b.ok()) buffers_[index] = b.value();
 }

@@ -25,6 +25,9 @@ class KernelHarness {
   // kernel when empty). Check status() before anything else.
   explicit KernelHarness(std::string_view isa_text, std::string kernel = "",
                          std::string_view chip = "m1", int host_threads = 0);
+  // The same from a module built elsewhere (the MSL compiler's output).
+  explicit KernelHarness(Result<isa::Module> module, std::string kernel = "",
+                         std::string_view chip = "m1", int host_threads = 0);
 
   const Status& status() const { return status_; }
   Device& device() { return *device_; }
@@ -58,6 +61,8 @@ class KernelHarness {
   }
 
  private:
+  void Init(Result<std::shared_ptr<Library>> library, std::string kernel,
+            std::string_view chip, int host_threads);
   Status Dispatch(bool threads, MTLSize size, MTLSize threadgroup);
 
   Status status_;

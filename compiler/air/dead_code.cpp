@@ -1,0 +1,89 @@
+#include "compiler/air/dead_code.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace mtlemu::air {
+namespace {
+
+bool HasSideEffects(const isa::Instruction& inst) {
+  const isa::OpInfo& info = inst.info();
+  if (!isa::ShapeHasDestination(info.shape)) return true;  // st, br, ...
+  switch (info.shape) {
+    case isa::OpShape::kAtomic:
+    case isa::OpShape::kAtomicCas:
+    case isa::OpShape::kAtomicLoad:
+      return true;
+    default:
+      break;
+  }
+  // A load can fault: keep it (a removed fault would hide a bug).
+  return inst.op == isa::Opcode::kLoad ||
+         inst.op == isa::Opcode::kSimdgroupLoad;
+}
+
+void Uses(const isa::Instruction& inst, std::set<uint32_t>& used) {
+  for (int i = 0; i < inst.NumOperands(); ++i) {
+    const isa::Operand& op = inst.operands[i];
+    if (op.kind == isa::OperandKind::kRegister &&
+        !isa::IsDestination(inst, i)) {
+      used.insert(op.reg);
+    } else if (op.kind == isa::OperandKind::kMemory) {
+      if (op.mem.base_kind == isa::OperandKind::kRegister) {
+        used.insert(op.mem.base);
+      }
+      if (op.mem.has_index) used.insert(op.mem.index);
+    }
+  }
+}
+
+}  // namespace
+
+void RemoveDeadCode(isa::Kernel& kernel) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    std::set<uint32_t> used;
+    for (const isa::Instruction& inst : kernel.code) Uses(inst, used);
+    std::vector<bool> keep(kernel.code.size(), true);
+    for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
+      const isa::Instruction& inst = kernel.code[pc];
+      if (HasSideEffects(inst)) continue;
+      const isa::Operand& d = inst.operands[0];
+      if (d.kind == isa::OperandKind::kRegister && !used.count(d.reg)) {
+        keep[pc] = false;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+    // Renumber: an instruction index maps to the next kept one.
+    std::vector<uint32_t> new_index(kernel.code.size() + 1);
+    uint32_t n = 0;
+    for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
+      new_index[pc] = n;
+      if (keep[pc]) ++n;
+    }
+    new_index[kernel.code.size()] = n;
+    std::vector<isa::Instruction> code;
+    for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
+      if (!keep[pc]) continue;
+      isa::Instruction inst = kernel.code[pc];
+      for (int i = 0; i < inst.NumOperands(); ++i) {
+        if (inst.operands[i].kind == isa::OperandKind::kLabel) {
+          inst.operands[i].label = new_index[inst.operands[i].label];
+        }
+      }
+      code.push_back(inst);
+    }
+    std::map<uint32_t, std::string> labels;
+    for (const auto& [pc, name] : kernel.labels) {
+      labels.emplace(new_index[pc], name);
+    }
+    kernel.code = std::move(code);
+    kernel.labels = std::move(labels);
+  }
+}
+
+}  // namespace mtlemu::air

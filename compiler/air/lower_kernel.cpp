@@ -1,0 +1,964 @@
+#include "compiler/air/lower_kernel.h"
+
+#include <llvm/Analysis/PostDominators.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/DataLayout.h>
+#include <llvm/IR/DebugInfoMetadata.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalVariable.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Operator.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <map>
+#include <optional>
+
+#include "compiler/air/builtin_calls.h"
+#include "compiler/air/dead_code.h"
+#include "compiler/air/register_allocation.h"
+
+namespace mtlemu::air {
+namespace {
+
+using isa::AddressSpace;
+using isa::Instruction;
+using isa::Opcode;
+using isa::Operand;
+using isa::ScalarType;
+using isa::SpecialRegister;
+
+template <class T>
+std::string Printed(const T& v) {
+  std::string s;
+  llvm::raw_string_ostream out(s);
+  v.print(out);
+  return s;
+}
+
+AddressSpace SpaceOfPointer(const llvm::Type* t) {
+  switch (t->getPointerAddressSpace()) {
+    case 1:
+      return AddressSpace::kDevice;
+    case 2:
+      return AddressSpace::kConstant;
+    case 3:
+      return AddressSpace::kThreadgroup;
+    case 0:
+      return AddressSpace::kThread;
+    default:
+      return AddressSpace::kNone;
+  }
+}
+
+// The special registers of a Metal input attribute, by component.
+std::optional<std::array<SpecialRegister, 3>> SpecialsFor(
+    std::string_view attribute) {
+  using S = SpecialRegister;
+  auto xyz = [](S x, S y, S z) {
+    return std::optional<std::array<S, 3>>({x, y, z});
+  };
+  auto one = [](S s) { return std::optional<std::array<S, 3>>({s, s, s}); };
+  if (attribute == "thread_position_in_grid") {
+    return xyz(S::kThreadPositionInGridX, S::kThreadPositionInGridY,
+               S::kThreadPositionInGridZ);
+  }
+  if (attribute == "thread_position_in_threadgroup") {
+    return xyz(S::kThreadPositionInThreadgroupX,
+               S::kThreadPositionInThreadgroupY,
+               S::kThreadPositionInThreadgroupZ);
+  }
+  if (attribute == "threadgroup_position_in_grid") {
+    return xyz(S::kThreadgroupPositionInGridX, S::kThreadgroupPositionInGridY,
+               S::kThreadgroupPositionInGridZ);
+  }
+  if (attribute == "threads_per_threadgroup") {
+    return xyz(S::kThreadsPerThreadgroupX, S::kThreadsPerThreadgroupY,
+               S::kThreadsPerThreadgroupZ);
+  }
+  if (attribute == "dispatch_threads_per_threadgroup") {
+    return xyz(S::kDispatchThreadsPerThreadgroupX,
+               S::kDispatchThreadsPerThreadgroupY,
+               S::kDispatchThreadsPerThreadgroupZ);
+  }
+  if (attribute == "threadgroups_per_grid") {
+    return xyz(S::kThreadgroupsPerGridX, S::kThreadgroupsPerGridY,
+               S::kThreadgroupsPerGridZ);
+  }
+  if (attribute == "threads_per_grid" || attribute == "grid_size") {
+    return xyz(S::kThreadsPerGridX, S::kThreadsPerGridY, S::kThreadsPerGridZ);
+  }
+  if (attribute == "thread_index_in_threadgroup") {
+    return one(S::kThreadIndexInThreadgroup);
+  }
+  if (attribute == "thread_index_in_simdgroup") {
+    return one(S::kThreadIndexInSimdgroup);
+  }
+  if (attribute == "simdgroup_index_in_threadgroup") {
+    return one(S::kSimdgroupIndexInThreadgroup);
+  }
+  if (attribute == "threads_per_simdgroup" ||
+      attribute == "thread_execution_width") {
+    return one(S::kThreadsPerSimdgroup);
+  }
+  if (attribute == "simdgroups_per_threadgroup" ||
+      attribute == "dispatch_simdgroups_per_threadgroup") {
+    return one(S::kSimdgroupsPerThreadgroup);
+  }
+  if (attribute == "thread_index_in_quadgroup") {
+    return one(S::kThreadIndexInQuadgroup);
+  }
+  if (attribute == "quadgroup_index_in_threadgroup") {
+    return one(S::kQuadgroupIndexInThreadgroup);
+  }
+  if (attribute == "quadgroups_per_threadgroup" ||
+      attribute == "dispatch_quadgroups_per_threadgroup") {
+    return one(S::kQuadgroupsPerThreadgroup);
+  }
+  return std::nullopt;
+}
+
+class Lowering {
+ public:
+  Lowering(const llvm::Function& f, const msl::KernelDeclaration& decl)
+      : f_(f), decl_(decl), layout_(f.getParent()->getDataLayout()) {}
+
+  Result<isa::Kernel> Run();
+
+ private:
+  // --- errors -------------------------------------------------------------
+  void Unsupported(const std::string& what, const llvm::Value* at) {
+    if (!error_.empty()) return;
+    error_ = "unsupported: " + what + " in kernel '" + decl_.name + "'";
+    if (const auto* inst = llvm::dyn_cast_or_null<llvm::Instruction>(at)) {
+      const isa::SourceLocation loc = LocationOf(*inst);
+      if (loc.line) error_ += " (line " + std::to_string(loc.line) + ")";
+      error_ += ": " + Printed(*inst);
+    }
+  }
+
+  // --- types and operands --------------------------------------------------
+  std::optional<ScalarType> TypeOf(const llvm::Type* t, bool is_signed) {
+    if (t->isIntegerTy(1)) return ScalarType::kUInt;
+    if (t->isIntegerTy(8))
+      return is_signed ? ScalarType::kChar : ScalarType::kUChar;
+    if (t->isIntegerTy(16))
+      return is_signed ? ScalarType::kShort : ScalarType::kUShort;
+    if (t->isIntegerTy(32))
+      return is_signed ? ScalarType::kInt : ScalarType::kUInt;
+    if (t->isIntegerTy(64))
+      return is_signed ? ScalarType::kLong : ScalarType::kULong;
+    if (t->isHalfTy()) return ScalarType::kHalf;
+    if (t->isBFloatTy()) return ScalarType::kBFloat;
+    if (t->isFloatTy()) return ScalarType::kFloat;
+    if (t->isPointerTy()) {
+      return isa::IsWideAddressSpace(SpaceOfPointer(t)) ? ScalarType::kULong
+                                                        : ScalarType::kUInt;
+    }
+    return std::nullopt;
+  }
+  ScalarType Type(const llvm::Value* v, bool is_signed = false) {
+    const std::optional<ScalarType> t = TypeOf(v->getType(), is_signed);
+    if (!t) {
+      Unsupported("values of type " + Printed(*v->getType()), v);
+      return ScalarType::kUInt;
+    }
+    return *t;
+  }
+
+  uint32_t NewVReg() { return next_vreg_++; }
+
+  uint32_t VRegFor(const llvm::Value* v) {
+    auto [it, inserted] = vregs_.try_emplace(v, 0);
+    if (inserted) it->second = NewVReg();
+    return it->second;
+  }
+
+  Operand Immediate(uint64_t bits) { return Operand::Imm(bits); }
+
+  Operand OperandFor(const llvm::Value* v) {
+    if (const auto* c = llvm::dyn_cast<llvm::ConstantInt>(v)) {
+      return Immediate(c->getValue().getZExtValue());
+    }
+    if (const auto* c = llvm::dyn_cast<llvm::ConstantFP>(v)) {
+      return Immediate(c->getValueAPF().bitcastToAPInt().getZExtValue());
+    }
+    if (llvm::isa<llvm::UndefValue>(v) ||
+        llvm::isa<llvm::ConstantPointerNull>(v)) {
+      return Immediate(0);
+    }
+    if (const auto* g = llvm::dyn_cast<llvm::GlobalVariable>(v)) {
+      auto it = threadgroup_globals_.find(g);
+      if (it != threadgroup_globals_.end()) return Immediate(it->second);
+      Unsupported("program-scope data '" + g->getName().str() + "'", nullptr);
+      return Immediate(0);
+    }
+    if (const auto* e = llvm::dyn_cast<llvm::ConstantExpr>(v)) {
+      // A constant address inside a threadgroup global.
+      if (const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(e)) {
+        llvm::APInt offset(32, 0);
+        if (gep->accumulateConstantOffset(layout_, offset)) {
+          const Operand base = OperandFor(gep->getPointerOperand());
+          if (base.kind == isa::OperandKind::kImmediate) {
+            return Immediate(base.imm + offset.getZExtValue());
+          }
+        }
+      }
+      Unsupported("constant expression " + Printed(*e), nullptr);
+      return Immediate(0);
+    }
+    if (const auto* a = llvm::dyn_cast<llvm::Argument>(v)) {
+      auto it = arguments_.find(a);
+      if (it != arguments_.end()) return it->second;
+    }
+    auto it = vregs_.find(v);
+    if (it == vregs_.end()) {
+      // A use before its definition in layout order (a phi's incoming value
+      // from a later block): the vreg is created now.
+      return Operand::Reg(static_cast<int>(VRegFor(v)));
+    }
+    return Operand::Reg(static_cast<int>(it->second));
+  }
+
+  // --- emission --------------------------------------------------------------
+  isa::SourceLocation LocationOf(const llvm::Instruction& inst) {
+    const llvm::DILocation* loc = inst.getDebugLoc().get();
+    // Inlined helpers from the metal_stdlib shims report the caller's line.
+    while (loc != nullptr && loc->getInlinedAt() != nullptr &&
+           loc->getFilename().startswith("/__mtlemu/")) {
+      loc = loc->getInlinedAt();
+    }
+    if (loc == nullptr || loc->getLine() == 0) return {};
+    isa::SourceLocation out;
+    std::string name = loc->getFilename().str();
+    if (!name.empty() && name[0] != '/' && !loc->getDirectory().empty()) {
+      name = loc->getDirectory().str() + "/" + name;
+    }
+    out.file = FileIndex(name);
+    out.line = loc->getLine();
+    out.column = loc->getColumn();
+    return out;
+  }
+  uint16_t FileIndex(const std::string& name) {
+    if (name.empty() || name == main_file_) return 0;
+    for (size_t i = 1; i < files_->size(); ++i) {
+      if ((*files_)[i] == name) return static_cast<uint16_t>(i);
+    }
+    files_->push_back(name);
+    return static_cast<uint16_t>(files_->size() - 1);
+  }
+
+  Instruction& Emit(Opcode op, ScalarType type,
+                    std::initializer_list<Operand> operands) {
+    Instruction inst;
+    inst.op = op;
+    inst.type = type;
+    int i = 0;
+    for (const Operand& o : operands) inst.operands[i++] = o;
+    inst.location = location_;
+    kernel_.code.push_back(inst);
+    return kernel_.code.back();
+  }
+  Operand Def(const llvm::Value* v) {
+    return Operand::Reg(static_cast<int>(VRegFor(v)));
+  }
+
+  // --- pieces ---------------------------------------------------------------
+  void SetUpArguments();
+  void AllocateStaticMemory();
+  void LowerBlock(const llvm::BasicBlock& block);
+  void LowerInstruction(const llvm::Instruction& inst);
+  void LowerBinary(const llvm::BinaryOperator& b);
+  void LowerCompare(const llvm::CmpInst& c);
+  void LowerCast(const llvm::CastInst& c);
+  void LowerGep(const llvm::GetElementPtrInst& g);
+  isa::MemoryRef AddressOf(const llvm::Value* pointer, AddressSpace space);
+  void LowerCall(const llvm::CallInst& call);
+  void LowerBranch(const llvm::BranchInst& br);
+  void EmitPhiCopies(const llvm::BasicBlock& from, const llvm::BasicBlock& to);
+  Operand Materialize(const Operand& o, ScalarType type);
+
+  const llvm::Function& f_;
+  const msl::KernelDeclaration& decl_;
+  const llvm::DataLayout& layout_;
+  isa::Kernel kernel_;
+  std::string error_;
+  std::string main_file_;
+  std::vector<std::string>* files_ = nullptr;
+  isa::SourceLocation location_;
+  uint32_t next_vreg_ = 0;
+  std::map<const llvm::Value*, uint32_t> vregs_;
+  std::map<const llvm::Argument*, Operand> arguments_;
+  // Builtin vector arguments: one special register per component.
+  std::map<const llvm::Argument*, std::array<SpecialRegister, 3>> specials_;
+  std::map<const llvm::GlobalVariable*, uint32_t> threadgroup_globals_;
+  std::map<const llvm::AllocaInst*, uint32_t> allocas_;
+  std::map<const llvm::PHINode*, uint32_t> phi_temps_;
+  std::map<const llvm::BasicBlock*, uint32_t> block_start_;
+  // Branch operands to patch with block start indices: (pc, operand, block).
+  std::vector<std::tuple<size_t, int, const llvm::BasicBlock*>> fixups_;
+  std::vector<size_t> exit_branches_;  // `br` to the kernel's exit
+  llvm::PostDominatorTree post_dominators_;
+  const llvm::BasicBlock* next_block_ = nullptr;
+
+ public:
+  void SetFiles(std::string main_file, std::vector<std::string>* files) {
+    main_file_ = std::move(main_file);
+    files_ = files;
+  }
+};
+
+void Lowering::SetUpArguments() {
+  int uniform = 0;
+  size_t i = 0;
+  for (const llvm::Argument& a : f_.args()) {
+    if (i >= decl_.parameters.size()) break;
+    const msl::KernelParameter& p = decl_.parameters[i++];
+    switch (p.kind) {
+      case msl::ParameterKind::kBuffer: {
+        if (!a.getType()->isPointerTy()) {
+          Unsupported("buffer parameter '" + p.name + "' passed by value",
+                      nullptr);
+          break;
+        }
+        isa::BufferArgument b;
+        b.index = p.index;
+        b.uniform = uniform;
+        b.space = SpaceOfPointer(a.getType()) == AddressSpace::kConstant
+                      ? AddressSpace::kConstant
+                      : AddressSpace::kDevice;
+        b.element = p.element;
+        b.name = p.name;
+        kernel_.buffers.push_back(b);
+        arguments_[&a] = Operand::Uniform(uniform);
+        uniform += 2;
+        break;
+      }
+      case msl::ParameterKind::kThreadgroup: {
+        kernel_.threadgroup_arguments.push_back({p.index, uniform, p.name});
+        arguments_[&a] = Operand::Uniform(uniform);
+        uniform += 1;
+        break;
+      }
+      case msl::ParameterKind::kBuiltin: {
+        const auto specials = SpecialsFor(p.attribute);
+        if (!specials) {
+          Unsupported("input attribute [[" + p.attribute + "]]", nullptr);
+          break;
+        }
+        specials_[&a] = *specials;
+        arguments_[&a] = Operand::Special((*specials)[0]);
+        break;
+      }
+    }
+  }
+}
+
+void Lowering::AllocateStaticMemory() {
+  // Threadgroup arrays declared in the kernel: static threadgroup memory.
+  uint32_t offset = 0;
+  for (const llvm::GlobalVariable& g : f_.getParent()->globals()) {
+    if (g.getAddressSpace() != 3 || g.use_empty()) continue;
+    const llvm::Align align = g.getAlign().valueOrOne();
+    offset = static_cast<uint32_t>(llvm::alignTo(offset, align));
+    threadgroup_globals_[&g] = offset;
+    offset += static_cast<uint32_t>(
+        layout_.getTypeAllocSize(g.getValueType()).getFixedValue());
+  }
+  kernel_.static_threadgroup_memory =
+      static_cast<uint32_t>(llvm::alignTo(offset, 16));
+  // Private arrays: thread memory.
+  uint32_t thread = 0;
+  for (const llvm::Instruction& inst : f_.getEntryBlock()) {
+    if (const auto* a = llvm::dyn_cast<llvm::AllocaInst>(&inst)) {
+      const auto size = a->getAllocationSize(layout_);
+      if (!size) {
+        Unsupported("a private array of run-time size", a);
+        continue;
+      }
+      thread = static_cast<uint32_t>(llvm::alignTo(thread, a->getAlign()));
+      allocas_[a] = thread;
+      thread += static_cast<uint32_t>(size->getFixedValue());
+    }
+  }
+  kernel_.thread_memory = static_cast<uint32_t>(llvm::alignTo(thread, 16));
+}
+
+Result<isa::Kernel> Lowering::Run() {
+  kernel_.name = decl_.name;
+  kernel_.max_total_threads_per_threadgroup =
+      decl_.max_total_threads_per_threadgroup;
+  post_dominators_.recalculate(const_cast<llvm::Function&>(f_));
+  SetUpArguments();
+  AllocateStaticMemory();
+  for (const llvm::BasicBlock& block : f_) {
+    for (const llvm::PHINode& phi : block.phis()) {
+      phi_temps_[&phi] = NewVReg();
+    }
+  }
+  for (auto it = f_.begin(); it != f_.end() && error_.empty(); ++it) {
+    auto next = std::next(it);
+    next_block_ = next == f_.end() ? nullptr : &*next;
+    LowerBlock(*it);
+  }
+  if (!error_.empty()) return Error{error_};
+  // The shared exit, and branch targets resolved.
+  const uint32_t exit_pc = static_cast<uint32_t>(kernel_.code.size());
+  location_ = {};
+  Emit(Opcode::kExit, ScalarType::kUInt, {});
+  kernel_.labels[exit_pc] = "exit";
+  for (auto [pc, operand, block] : fixups_) {
+    const uint32_t target = block ? block_start_.at(block) : exit_pc;
+    kernel_.code[pc].operands[operand] = Operand::Label(target);
+    if (!kernel_.labels.count(target)) {
+      kernel_.labels[target] =
+          block ? "bb" + std::to_string(target) : std::string("exit");
+    }
+  }
+  RemoveDeadCode(kernel_);
+  if (Status s = AllocateRegisters(kernel_); !s.ok()) return s.error();
+  return std::move(kernel_);
+}
+
+void Lowering::LowerBlock(const llvm::BasicBlock& block) {
+  block_start_[&block] = static_cast<uint32_t>(kernel_.code.size());
+  // Phis read the temporaries their predecessors wrote.
+  for (const llvm::PHINode& phi : block.phis()) {
+    location_ = LocationOf(phi);
+    const ScalarType t = Type(&phi);
+    Emit(Opcode::kMov, t,
+         {Def(&phi), Operand::Reg(static_cast<int>(phi_temps_.at(&phi)))});
+  }
+  for (const llvm::Instruction& inst : block) {
+    if (llvm::isa<llvm::PHINode>(inst)) continue;
+    location_ = LocationOf(inst);
+    LowerInstruction(inst);
+    if (!error_.empty()) return;
+  }
+}
+
+void Lowering::EmitPhiCopies(const llvm::BasicBlock& from,
+                             const llvm::BasicBlock& to) {
+  for (const llvm::PHINode& phi : to.phis()) {
+    const llvm::Value* in = phi.getIncomingValueForBlock(&from);
+    Emit(Opcode::kMov, Type(&phi),
+         {Operand::Reg(static_cast<int>(phi_temps_.at(&phi))), OperandFor(in)});
+  }
+}
+
+// Operands that a shape cannot take directly (e.g. a branch condition must
+// be a register) are copied to a fresh register.
+Operand Lowering::Materialize(const Operand& o, ScalarType type) {
+  if (o.kind == isa::OperandKind::kRegister) return o;
+  const Operand r = Operand::Reg(static_cast<int>(NewVReg()));
+  Emit(Opcode::kMov, type, {r, o});
+  return r;
+}
+
+void Lowering::LowerBranch(const llvm::BranchInst& br) {
+  const llvm::BasicBlock* from = br.getParent();
+  if (br.isUnconditional()) {
+    const llvm::BasicBlock* to = br.getSuccessor(0);
+    EmitPhiCopies(*from, *to);
+    if (to != next_block_) {
+      Emit(Opcode::kBranch, ScalarType::kUInt, {Operand::Label(0)});
+      fixups_.emplace_back(kernel_.code.size() - 1, 0, to);
+    }
+    return;
+  }
+  const llvm::BasicBlock* taken = br.getSuccessor(0);
+  const llvm::BasicBlock* other = br.getSuccessor(1);
+  EmitPhiCopies(*from, *taken);
+  EmitPhiCopies(*from, *other);
+  const Operand c =
+      Materialize(OperandFor(br.getCondition()), ScalarType::kUInt);
+  const llvm::DomTreeNode* node = post_dominators_.getNode(from);
+  const llvm::BasicBlock* join =
+      node && node->getIDom() ? node->getIDom()->getBlock() : nullptr;
+  Emit(Opcode::kBranchNonZero, ScalarType::kUInt,
+       {c, Operand::Label(0), Operand::Label(0)});
+  const size_t pc = kernel_.code.size() - 1;
+  fixups_.emplace_back(pc, 1, taken);
+  fixups_.emplace_back(pc, 2, join);  // nullptr: the kernel's exit
+  if (other != next_block_) {
+    Emit(Opcode::kBranch, ScalarType::kUInt, {Operand::Label(0)});
+    fixups_.emplace_back(kernel_.code.size() - 1, 0, other);
+  }
+}
+
+void Lowering::LowerInstruction(const llvm::Instruction& inst) {
+  if (const auto* b = llvm::dyn_cast<llvm::BinaryOperator>(&inst)) {
+    return LowerBinary(*b);
+  }
+  if (const auto* c = llvm::dyn_cast<llvm::CmpInst>(&inst)) {
+    return LowerCompare(*c);
+  }
+  if (const auto* c = llvm::dyn_cast<llvm::CastInst>(&inst)) {
+    return LowerCast(*c);
+  }
+  if (const auto* g = llvm::dyn_cast<llvm::GetElementPtrInst>(&inst)) {
+    return LowerGep(*g);
+  }
+  if (const auto* br = llvm::dyn_cast<llvm::BranchInst>(&inst)) {
+    return LowerBranch(*br);
+  }
+  if (llvm::isa<llvm::ReturnInst>(inst)) {
+    Emit(Opcode::kBranch, ScalarType::kUInt, {Operand::Label(0)});
+    fixups_.emplace_back(kernel_.code.size() - 1, 0, nullptr);
+    return;
+  }
+  if (const auto* call = llvm::dyn_cast<llvm::CallInst>(&inst)) {
+    return LowerCall(*call);
+  }
+  if (const auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst)) {
+    const AddressSpace space = SpaceOfPointer(load->getPointerOperandType());
+    ScalarType t = Type(load);
+    if (load->getType()->isIntegerTy(1)) t = ScalarType::kUChar;
+    Instruction& i =
+        Emit(Opcode::kLoad, t,
+             {Def(load),
+              Operand::Memory(AddressOf(load->getPointerOperand(), space))});
+    i.space = space;
+    return;
+  }
+  if (const auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst)) {
+    const AddressSpace space = SpaceOfPointer(store->getPointerOperandType());
+    ScalarType t = Type(store->getValueOperand());
+    if (store->getValueOperand()->getType()->isIntegerTy(1)) {
+      t = ScalarType::kUChar;
+    }
+    const Operand value = Materialize(OperandFor(store->getValueOperand()), t);
+    Instruction& i = Emit(
+        Opcode::kStore, t,
+        {Operand::Memory(AddressOf(store->getPointerOperand(), space)), value});
+    i.space = space;
+    return;
+  }
+  if (const auto* s = llvm::dyn_cast<llvm::SelectInst>(&inst)) {
+    Emit(Opcode::kSelect, Type(s),
+         {Def(s), OperandFor(s->getCondition()), OperandFor(s->getTrueValue()),
+          OperandFor(s->getFalseValue())});
+    return;
+  }
+  if (const auto* u = llvm::dyn_cast<llvm::UnaryOperator>(&inst)) {
+    if (u->getOpcode() == llvm::Instruction::FNeg) {
+      Emit(Opcode::kNeg, Type(u), {Def(u), OperandFor(u->getOperand(0))});
+      return;
+    }
+  }
+  if (const auto* a = llvm::dyn_cast<llvm::AllocaInst>(&inst)) {
+    auto it = allocas_.find(a);
+    if (it != allocas_.end()) {
+      Emit(Opcode::kMov, ScalarType::kUInt, {Def(a), Immediate(it->second)});
+      return;
+    }
+  }
+  if (const auto* f = llvm::dyn_cast<llvm::FreezeInst>(&inst)) {
+    Emit(Opcode::kMov, Type(f), {Def(f), OperandFor(f->getOperand(0))});
+    return;
+  }
+  if (const auto* e = llvm::dyn_cast<llvm::ExtractElementInst>(&inst)) {
+    const auto* arg = llvm::dyn_cast<llvm::Argument>(e->getVectorOperand());
+    const auto* index = llvm::dyn_cast<llvm::ConstantInt>(e->getIndexOperand());
+    if (arg && index && specials_.count(arg) && index->getZExtValue() < 3) {
+      Emit(Opcode::kMov, ScalarType::kUInt,
+           {Def(e), Operand::Special(specials_[arg][index->getZExtValue()])});
+      return;
+    }
+  }
+  Unsupported(
+      "the LLVM instruction '" + std::string(inst.getOpcodeName()) + "'",
+      &inst);
+}
+
+void Lowering::LowerBinary(const llvm::BinaryOperator& b) {
+  using I = llvm::Instruction;
+  Opcode op;
+  bool is_signed = false;
+  switch (b.getOpcode()) {
+    case I::Add:
+    case I::FAdd:
+      op = Opcode::kAdd;
+      break;
+    case I::Sub:
+    case I::FSub:
+      op = Opcode::kSub;
+      break;
+    case I::Mul:
+    case I::FMul:
+      op = Opcode::kMul;
+      break;
+    case I::UDiv:
+    case I::FDiv:
+      op = Opcode::kDiv;
+      break;
+    case I::SDiv:
+      op = Opcode::kDiv;
+      is_signed = true;
+      break;
+    case I::URem:
+      op = Opcode::kRem;
+      break;
+    case I::SRem:
+      op = Opcode::kRem;
+      is_signed = true;
+      break;
+    case I::FRem:
+      op = Opcode::kFmod;
+      break;
+    case I::Shl:
+      op = Opcode::kShl;
+      break;
+    case I::LShr:
+      op = Opcode::kShr;
+      break;
+    case I::AShr:
+      op = Opcode::kShr;
+      is_signed = true;
+      break;
+    case I::And:
+      op = Opcode::kAnd;
+      break;
+    case I::Or:
+      op = Opcode::kOr;
+      break;
+    case I::Xor:
+      op = Opcode::kXor;
+      break;
+    default:
+      return Unsupported("the operator", &b);
+  }
+  ScalarType t = Type(&b, is_signed);
+  // i1 arithmetic other than logic is 1-bit: keep it to and/or/xor.
+  Emit(op, t,
+       {Def(&b), OperandFor(b.getOperand(0)), OperandFor(b.getOperand(1))});
+}
+
+void Lowering::LowerCompare(const llvm::CmpInst& c) {
+  using P = llvm::CmpInst::Predicate;
+  const llvm::Value* a = c.getOperand(0);
+  const llvm::Value* b = c.getOperand(1);
+  const Operand d = Def(&c);
+  auto emit = [&](Opcode op, ScalarType t, Operand dst) {
+    Emit(op, t, {dst, OperandFor(a), OperandFor(b)});
+  };
+  if (c.isIntPredicate()) {
+    const bool s = c.isSigned();
+    const ScalarType t = Type(a, s);
+    switch (c.getPredicate()) {
+      case P::ICMP_EQ:
+        return emit(Opcode::kEq, t, d);
+      case P::ICMP_NE:
+        return emit(Opcode::kNe, t, d);
+      case P::ICMP_SLT:
+      case P::ICMP_ULT:
+        return emit(Opcode::kLt, t, d);
+      case P::ICMP_SLE:
+      case P::ICMP_ULE:
+        return emit(Opcode::kLe, t, d);
+      case P::ICMP_SGT:
+      case P::ICMP_UGT:
+        return emit(Opcode::kGt, t, d);
+      case P::ICMP_SGE:
+      case P::ICMP_UGE:
+        return emit(Opcode::kGe, t, d);
+      default:
+        return Unsupported("the comparison", &c);
+    }
+  }
+  const ScalarType t = Type(a);
+  // Ordered comparisons are the ISA's; an unordered one is the negation of
+  // the opposite ordered one.
+  auto ordered = [&](P p) -> std::optional<Opcode> {
+    switch (p) {
+      case P::FCMP_OEQ:
+        return Opcode::kEq;
+      case P::FCMP_OLT:
+        return Opcode::kLt;
+      case P::FCMP_OLE:
+        return Opcode::kLe;
+      case P::FCMP_OGT:
+        return Opcode::kGt;
+      case P::FCMP_OGE:
+        return Opcode::kGe;
+      default:
+        return std::nullopt;
+    }
+  };
+  const P p = c.getPredicate();
+  if (auto op = ordered(p)) return emit(*op, t, d);
+  if (p == P::FCMP_UNE) return emit(Opcode::kNe, t, d);
+  if (p == P::FCMP_TRUE || p == P::FCMP_FALSE) {
+    Emit(Opcode::kMov, ScalarType::kUInt,
+         {d, Immediate(p == P::FCMP_TRUE ? 1 : 0)});
+    return;
+  }
+  if (p == P::FCMP_ORD || p == P::FCMP_UNO) {
+    const Operand na = Operand::Reg(static_cast<int>(NewVReg()));
+    const Operand nb = Operand::Reg(static_cast<int>(NewVReg()));
+    Emit(Opcode::kIsNan, t, {na, OperandFor(a)});
+    Emit(Opcode::kIsNan, t, {nb, OperandFor(b)});
+    if (p == P::FCMP_UNO) {
+      Emit(Opcode::kOr, ScalarType::kUInt, {d, na, nb});
+    } else {
+      const Operand any = Operand::Reg(static_cast<int>(NewVReg()));
+      Emit(Opcode::kOr, ScalarType::kUInt, {any, na, nb});
+      Emit(Opcode::kXor, ScalarType::kUInt, {d, any, Immediate(1)});
+    }
+    return;
+  }
+  if (p == P::FCMP_ONE || p == P::FCMP_UEQ) {
+    const Operand lt = Operand::Reg(static_cast<int>(NewVReg()));
+    const Operand gt = Operand::Reg(static_cast<int>(NewVReg()));
+    emit(Opcode::kLt, t, lt);
+    emit(Opcode::kGt, t, gt);
+    if (p == P::FCMP_ONE) {
+      Emit(Opcode::kOr, ScalarType::kUInt, {d, lt, gt});
+    } else {
+      const Operand one = Operand::Reg(static_cast<int>(NewVReg()));
+      Emit(Opcode::kOr, ScalarType::kUInt, {one, lt, gt});
+      Emit(Opcode::kXor, ScalarType::kUInt, {d, one, Immediate(1)});
+    }
+    return;
+  }
+  // ULT = !OGE, ULE = !OGT, UGT = !OLE, UGE = !OLT.
+  std::optional<Opcode> inverse;
+  switch (p) {
+    case P::FCMP_ULT:
+      inverse = Opcode::kGe;
+      break;
+    case P::FCMP_ULE:
+      inverse = Opcode::kGt;
+      break;
+    case P::FCMP_UGT:
+      inverse = Opcode::kLe;
+      break;
+    case P::FCMP_UGE:
+      inverse = Opcode::kLt;
+      break;
+    default:
+      return Unsupported("the comparison", &c);
+  }
+  const Operand r = Operand::Reg(static_cast<int>(NewVReg()));
+  emit(*inverse, t, r);
+  Emit(Opcode::kXor, ScalarType::kUInt, {d, r, Immediate(1)});
+}
+
+void Lowering::LowerCast(const llvm::CastInst& c) {
+  using I = llvm::Instruction;
+  const llvm::Value* src = c.getOperand(0);
+  const Operand d = Def(&c);
+  const bool from_bool = src->getType()->isIntegerTy(1);
+  switch (c.getOpcode()) {
+    case I::ZExt:
+      if (from_bool && !c.getType()->isIntegerTy(64)) {
+        Emit(Opcode::kMov, ScalarType::kUInt, {d, OperandFor(src)});
+        return;
+      }
+      break;
+    case I::SExt:
+      if (from_bool) {
+        const ScalarType t = Type(&c, true);
+        Instruction& i = Emit(Opcode::kCvt, t, {d, OperandFor(src)});
+        i.type2 = ScalarType::kUInt;
+        // 0/1 -> 0/-1
+        Emit(Opcode::kNeg, t, {d, d});
+        return;
+      }
+      break;
+    case I::Trunc:
+      if (c.getType()->isIntegerTy(1)) {
+        Emit(Opcode::kAnd, Type(src), {d, OperandFor(src), Immediate(1)});
+        return;
+      }
+      break;
+    case I::BitCast:
+    case I::PtrToInt:
+    case I::IntToPtr:
+      if (layout_.getTypeSizeInBits(c.getType()) ==
+          layout_.getTypeSizeInBits(src->getType())) {
+        Emit(Opcode::kMov, Type(&c), {d, OperandFor(src)});
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  const bool signed_dst =
+      c.getOpcode() == I::SExt || c.getOpcode() == I::FPToSI;
+  const bool signed_src =
+      c.getOpcode() == I::SExt || c.getOpcode() == I::SIToFP;
+  const ScalarType to = Type(&c, signed_dst);
+  const ScalarType from = Type(src, signed_src);
+  switch (c.getOpcode()) {
+    case I::ZExt:
+    case I::SExt:
+    case I::Trunc:
+    case I::FPToSI:
+    case I::FPToUI:
+    case I::SIToFP:
+    case I::UIToFP:
+    case I::FPExt:
+    case I::FPTrunc:
+    case I::PtrToInt:
+    case I::IntToPtr: {
+      Instruction& i = Emit(Opcode::kCvt, to, {d, OperandFor(src)});
+      i.type2 = from;
+      return;
+    }
+    default:
+      return Unsupported("the conversion", &c);
+  }
+}
+
+// An address as [base + index*scale + displacement] when the pointer is a
+// GEP with one 32-bit variable index; else the pointer's value as base.
+isa::MemoryRef Lowering::AddressOf(const llvm::Value* pointer,
+                                   AddressSpace space) {
+  isa::MemoryRef m;
+  auto set_base = [&](const Operand& o) -> bool {
+    if (o.kind == isa::OperandKind::kRegister ||
+        o.kind == isa::OperandKind::kUniform) {
+      m.base_kind = o.kind;
+      m.base = o.reg;
+      return true;
+    }
+    if (o.kind == isa::OperandKind::kImmediate &&
+        !isa::IsWideAddressSpace(space) && o.imm <= 0x7fffffffu) {
+      m.displacement = static_cast<int32_t>(o.imm);
+      return true;
+    }
+    return false;
+  };
+  if (const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(pointer)) {
+    const unsigned bits = layout_.getIndexSizeInBits(
+        gep->getPointerOperandType()->getPointerAddressSpace());
+    llvm::MapVector<llvm::Value*, llvm::APInt> variables;
+    llvm::APInt constant(bits, 0);
+    if (gep->collectOffset(layout_, bits, variables, constant) &&
+        variables.size() <= 1 && constant.getSExtValue() >= INT32_MIN &&
+        constant.getSExtValue() <= INT32_MAX) {
+      isa::MemoryRef saved = m;
+      bool ok = set_base(OperandFor(gep->getPointerOperand()));
+      if (ok && variables.size() == 1) {
+        llvm::Value* index = variables.front().first;
+        const uint64_t scale = variables.front().second.getZExtValue();
+        bool is_signed = false;
+        if (const auto* ext = llvm::dyn_cast<llvm::CastInst>(index)) {
+          if ((ext->getOpcode() == llvm::Instruction::SExt ||
+               ext->getOpcode() == llvm::Instruction::ZExt) &&
+              ext->getSrcTy()->isIntegerTy(32)) {
+            is_signed = ext->getOpcode() == llvm::Instruction::SExt;
+            index = ext->getOperand(0);
+          }
+        }
+        Operand io = OperandFor(index);
+        if (io.kind == isa::OperandKind::kSpecial) {
+          io = Materialize(io, ScalarType::kUInt);
+        }
+        if (index->getType()->isIntegerTy(32) &&
+            io.kind == isa::OperandKind::kRegister &&
+            (scale == 1 || scale == 2 || scale == 4 || scale == 8 ||
+             scale == 16)) {
+          m.has_index = true;
+          m.index = io.reg;
+          m.index_signed = is_signed;
+          m.scale = static_cast<uint8_t>(scale);
+        } else {
+          ok = false;
+        }
+      }
+      if (ok) {
+        m.displacement += static_cast<int32_t>(constant.getSExtValue());
+        return m;
+      }
+      m = saved;
+    }
+  }
+  const Operand p = OperandFor(pointer);
+  if (!set_base(p)) {
+    const Operand r = Materialize(p, Type(pointer));
+    set_base(r);
+  }
+  return m;
+}
+
+void Lowering::LowerGep(const llvm::GetElementPtrInst& g) {
+  const AddressSpace space = SpaceOfPointer(g.getPointerOperandType());
+  const bool wide = isa::IsWideAddressSpace(space);
+  const ScalarType t = wide ? ScalarType::kULong : ScalarType::kUInt;
+  const unsigned bits = layout_.getIndexSizeInBits(g.getPointerAddressSpace());
+  llvm::MapVector<llvm::Value*, llvm::APInt> variables;
+  llvm::APInt constant(bits, 0);
+  if (!g.collectOffset(layout_, bits, variables, constant)) {
+    return Unsupported("the address computation", &g);
+  }
+  // base + constant + sum(index * scale), each step a fresh register so
+  // that unused steps (addresses folded into loads) are dead code; the last
+  // step defines the GEP's value.
+  Operand current = OperandFor(g.getPointerOperand());
+  auto step = [&](Opcode op, Operand a, Operand b, bool last) {
+    const Operand d =
+        last ? Def(&g) : Operand::Reg(static_cast<int>(NewVReg()));
+    Emit(op, t, {d, a, b});
+    return d;
+  };
+  const uint64_t offset =
+      wide ? constant.getZExtValue() : (constant.getZExtValue() & 0xffffffffu);
+  if (offset != 0 || variables.empty()) {
+    current = step(Opcode::kAdd, current, Immediate(offset), variables.empty());
+  }
+  size_t remaining = variables.size();
+  for (auto& [value, scale] : variables) {
+    Operand index = OperandFor(value);
+    const ScalarType it = Type(value, true);
+    if (isa::IsWide(t) != isa::IsWide(it)) {
+      const Operand converted = Operand::Reg(static_cast<int>(NewVReg()));
+      Instruction& c = Emit(
+          Opcode::kCvt, isa::IsWide(t) ? ScalarType::kLong : ScalarType::kUInt,
+          {converted, index});
+      c.type2 = it;
+      index = converted;
+    }
+    const Operand scaled =
+        step(Opcode::kMul, index, Immediate(scale.getZExtValue()), false);
+    current = step(Opcode::kAdd, current, scaled, --remaining == 0);
+  }
+}
+
+void Lowering::LowerCall(const llvm::CallInst& call) {
+  const llvm::Function* callee = call.getCalledFunction();
+  if (callee == nullptr) return Unsupported("an indirect call", &call);
+  BuiltinEmitter emit{
+      [&](const llvm::Value* v) { return OperandFor(v); },
+      [&](const llvm::Value* v) { return Def(v); },
+      [&]() { return Operand::Reg(static_cast<int>(NewVReg())); },
+      [&](const Instruction& inst) {
+        Instruction i = inst;
+        i.location = location_;
+        kernel_.code.push_back(i);
+      },
+      [&](const llvm::Value* v, bool s) { return Type(v, s); },
+      [&](const llvm::Value* pointer, AddressSpace space) {
+        return AddressOf(pointer, space);
+      }};
+  std::string error;
+  if (!LowerBuiltinCall(call, emit, error)) {
+    Unsupported(
+        error.empty() ? "a call to '" + callee->getName().str() + "'" : error,
+        &call);
+  }
+}
+
+}  // namespace
+
+Result<isa::Kernel> LowerKernel(const llvm::Function& function,
+                                const msl::KernelDeclaration& declaration,
+                                std::vector<std::string>& files) {
+  Lowering lowering(function, declaration);
+  lowering.SetFiles(function.getParent()->getSourceFileName(), &files);
+  return lowering.Run();
+}
+
+}  // namespace mtlemu::air

@@ -1,0 +1,70 @@
+// The LLVM IR pipeline between the MSL front end and the AIR back end: it
+// takes the module msl::CompileMsl produced (spir64 address spaces: 0
+// private, 1 device, 2 constant, 3 threadgroup, 4 generic) and leaves only
+// what the back end lowers to mtlemu's ISA:
+//
+//   1. only the kernels asked for and what they use (the rest is deleted
+//      before anything is optimized, so a file of hundreds of kernels costs
+//      only the kernels compiled);
+//   2. no annotation, lifetime, assume, noalias-scope, expect or debug
+//      intrinsics (the instructions keep their !dbg locations);
+//   3. every helper inlined, then SROA, mem2reg, instcombine, simplifycfg,
+//      GVN, loop rotation, LICM, unrolling of loops with a constant trip
+//      count (small ones, and as #pragma unroll / unroll N / nounroll ask;
+//      no runtime unrolling), SROA, GVN, instcombine, simplifycfg, ADCE,
+//      with no library function known and no vectorizer (the SIMD group is
+//      the vector);
+//   4. no generic pointers where the address space can be inferred;
+//   5. no llvm.memcpy / memmove / memset: copies become loads and stores of
+//      up to 32 bits (straight-line up to 64 accesses for a constant size,
+//      a loop beyond; a byte loop for a size known only at run time);
+//   6. no switch: only br;
+//   7. a module that passes llvm::verifyModule.
+//
+// What is left that the back end should refuse (a call to an undefined
+// function, a dynamic alloca, ...) is listed by UnexpectedConstructs; the
+// back end reports those with the kernel's name. Private arrays indexed by
+// a runtime value stay as allocas: they go to thread memory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace llvm {
+class Module;
+}  // namespace llvm
+
+namespace mtlemu::air {
+
+// The spir64 address spaces of the front end's IR.
+inline constexpr unsigned kPrivateAddressSpace = 0;
+inline constexpr unsigned kDeviceAddressSpace = 1;
+inline constexpr unsigned kConstantAddressSpace = 2;
+inline constexpr unsigned kThreadgroupAddressSpace = 3;
+inline constexpr unsigned kGenericAddressSpace = 4;
+
+// Prepares `module` for the back end, keeping the kernels whose LLVM
+// function names (KernelDeclaration::ir_name) are given; every other
+// function and unused global is deleted. Fails if a name is not a function
+// defined in the module, or if the result does not verify (the message is
+// the verifier's); the message is also stored in *error when `error` is not
+// null. On failure the module may be half transformed.
+Status PrepareModule(llvm::Module& module,
+                     const std::vector<std::string>& kernel_ir_names,
+                     std::string* error = nullptr);
+
+// What a prepared module still holds that the back end does not expect, one
+// line per finding: "FUNCTION: WHAT: INSTRUCTION" (or "@GLOBAL: WHAT"):
+// allocas of dynamic size or outside the entry block, calls to functions
+// that are neither intrinsics nor air.* builtins, indirect calls, invoke and
+// other exception or indirect-branch instructions, switch, memory
+// intrinsics and the intrinsics step 2 strips, generic (addrspace 4)
+// pointers, vectors of more than 4 elements, integers wider than 64 bits,
+// double and other unsupported floating-point types, and global variables
+// outside the constant and threadgroup address spaces. Empty when the
+// module is fine.
+std::vector<std::string> UnexpectedConstructs(const llvm::Module& module);
+
+}  // namespace mtlemu::air

@@ -1,0 +1,24 @@
+// MSL source -> an ISA module: the front end (compiler/msl), the IR
+// pipeline and instruction selection (compiler/air), and the verifier
+// between them.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "compiler/msl/frontend.h"
+#include "isa/module.h"
+
+namespace mtlemu::compiler {
+
+// Compiles `source`; lowers only the kernels named in `kernels` (by Metal
+// name: [[host_name]] or the function's), or every kernel when empty.
+// Errors: the compiler's diagnostics ("file:line:col: error: ..." with the
+// source line) or "unsupported: ..." naming the construct.
+Result<isa::Module> CompileMsl(std::string_view source, std::string_view file,
+                               const msl::CompileOptions& options,
+                               const std::vector<std::string>& kernels = {});
+
+}  // namespace mtlemu::compiler
