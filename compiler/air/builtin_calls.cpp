@@ -74,6 +74,7 @@ std::string_view IsaMnemonic(std::string_view name) {
       {"fabs", "abs"},
       {"fmin", "min"},
       {"fmax", "max"},
+      {"rotate", "rotl"},
       {"atomic_fetch_add", "atomic_add"},
       {"atomic_fetch_sub", "atomic_sub"},
       {"atomic_fetch_and", "atomic_and"},

@@ -392,6 +392,8 @@ FrontendResult CompileMsl(std::string_view source, std::string_view file,
                                    "-dwarf-version=4",
                                    "-isystem",
                                    kShimDirectory,
+                                   "-cl-single-precision-constant",
+                                   "-cl-ext=-cl_khr_fp64,-__opencl_c_fp64",
                                    "-D__METAL_VERSION__=310",
                                    "-D__METAL__=1",
                                    "-D__MTLEMU__=1"};

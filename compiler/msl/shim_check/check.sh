@@ -9,7 +9,8 @@
 #       IR_CLEAN inl). The ISA has no calls, so the front end's pipeline
 #       must inline everything; -inline-threshold=100000 stands in for that.
 #   (c) every builtin named on a `// EXPECT: air.x.y ...` line of the file
-#       is called, and no `// REJECT: NAME` callee appears;
+#       is called, no `// REJECT: NAME` callee appears, and the text of each
+#       `// EXPECT-IR: TEXT` line occurs in the IR;
 #   (d) no program-scope variable needs a dynamic initializer (a global
 #       constructor, checked on the unoptimized IR the front end produces
 #       with -disable-llvm-passes);
@@ -18,7 +19,7 @@
 # A `// FLAGS: ...` line adds clang flags for that file.
 #
 # Usage: check.sh [-v] [-k DIR] [FILE.metal...]
-#   -v      print the warnings and unexpected callees in full
+#   -v      also print clang's warnings
 #   -k DIR  keep the .ll files in DIR
 # Exit status: 0 when every file passes.
 set -u
@@ -105,6 +106,10 @@ for f in "$@"; do
     [ -z "$bad" ] && continue
     grep -qxF "$bad" "$tmp/$name.callees" && rejected+=("$bad")
   done < <(grep -h '// REJECT:' "$f" | sed 's/.*REJECT://' | tr ' ' '\n' | grep -v '^$')
+  while IFS= read -r text; do
+    [ -z "$text" ] && continue
+    grep -qF -- "$text" "$ll" || missing+=("IR:'$text'")
+  done < <(grep -h '// EXPECT-IR:' "$f" | sed 's/.*EXPECT-IR: *//')
   nexp=$(grep -h '// EXPECT:' "$f" | sed 's/.*EXPECT://' | wc -w)
   if [ ${#missing[@]} -eq 0 ] && [ ${#rejected[@]} -eq 0 ]; then
     exp="all $nexp$dyninit"

@@ -49,5 +49,9 @@ kernel void idioms(device Particle* ps [[buffer(0)]],
   counts[i + 1] = uint(signs.x + signs.y + signs.z) + as_type<uint2>(ulong(i)).x;
   const half2 hh = half2(acc.xy);
   counts[i + 2] = as_type<uint>(hh) + uint(numeric_limits<float>::max() > 0.0f);
+  // Normalized-integer packing.
+  const float4 unpacked = unpack_unorm4x8_to_float(counts[i + 3]) + unpack_snorm4x8_to_float(counts[i + 4]);
+  counts[i + 3] = pack_float_to_unorm4x8(unpacked) ^ pack_float_to_snorm2x16(unpacked.xy) ^
+                  pack_half_to_unorm2x16(unpack_unorm2x16_to_half(counts[i + 5]));
 }
-// EXPECT: air.simd_ballot air.popcount.u32 air.fmin.f32 air.fmax.f32 air.threadgroup_barrier
+// EXPECT: air.simd_ballot air.popcount.u32 air.fmin.f32 air.fmax.f32 air.threadgroup_barrier air.rint.f32

@@ -68,3 +68,7 @@ kernel void vectors(device float4* f4 [[buffer(0)]],
   ushort3 s3 = ushort3(c4.xyz);
   u[gid + 4] = s3.x + s3.y + s3.z;
 }
+// Conversions by value, not bit casts: float4(int4), int4(float4), half4(float4).
+// EXPECT-IR: sitofp <4 x i32>
+// EXPECT-IR: fptosi <4 x float>
+// EXPECT-IR: fptrunc <4 x float>
