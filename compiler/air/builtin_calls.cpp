@@ -5,6 +5,8 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 
+#include "isa/special_register.h"
+
 #include <map>
 #include <optional>
 #include <vector>
@@ -129,7 +131,34 @@ bool LowerBuiltinCall(const llvm::CallInst& call, const BuiltinEmitter& e,
   }
 
   if (!name.startswith("air.")) return false;
+  // A special register read as a function (air.thread_index_in_simdgroup).
+  if (const auto sr = isa::SpecialRegisterFromName(name.drop_front(4).str());
+      sr && call.arg_size() == 0 && has_result) {
+    Instruction i;
+    i.op = Opcode::kMov;
+    i.type = ScalarType::kUInt;
+    i.operands[0] = e.def(&call);
+    i.operands[1] = Operand::Special(*sr);
+    e.emit(i);
+    return true;
+  }
   std::vector<std::string> parts = Split(name.drop_front(4));
+  // air.convert.DST.SRC: a conversion (bfloat values travel as i16 bits).
+  if (parts.size() == 3 && parts[0] == "convert" && has_result &&
+      call.arg_size() == 1) {
+    const auto to = isa::ScalarTypeFromIsaSuffix(parts[1]);
+    const auto from = isa::ScalarTypeFromIsaSuffix(parts[2]);
+    if (to && from) {
+      Instruction i;
+      i.op = Opcode::kCvt;
+      i.type = *to;
+      i.type2 = *from;
+      i.operands[0] = e.def(&call);
+      i.operands[1] = e.operand(call.getArgOperand(0));
+      e.emit(i);
+      return true;
+    }
+  }
   const std::string_view mnemonic = IsaMnemonic(parts[0]);
   const std::optional<Opcode> op = isa::OpcodeFromMnemonic(mnemonic);
   if (!op) {
