@@ -404,6 +404,13 @@ class Assembler {
     bool seen_threadgroup_memory = false;
     bool seen_thread_memory = false;
     bool seen_max_threads = false;
+    // Where .constant_data is (line 0 when none), for the size check at the
+    // end of the directives; constant_data_checked once that check ran or
+    // an error in the constant data was reported (no more errors about it).
+    int constant_data_line = 0;
+    int constant_data_column = 0;
+    uint64_t constant_data_size = 0;
+    bool constant_data_checked = false;
   };
   struct Token {
     std::string_view text;
@@ -433,6 +440,7 @@ class Assembler {
   bool ParseUint(const Token& token, std::string_view what, uint64_t max,
                  uint64_t* value);
   bool ParseUniformToken(const Token& token, int* uniform);
+  void CheckConstantDataSize();
   void CloseKernel();
 
   std::string_view text_;
@@ -834,6 +842,63 @@ bool Assembler::ParseDirective(std::string_view rest, int column) {
     open_->kernel.threadgroup_arguments.push_back(std::move(t));
     return true;
   }
+  if (name == ".constant_data") {
+    if (!KernelDirectiveAllowed(name, column)) return false;
+    if (open_->constant_data_line != 0) {
+      return Error(column, "duplicate .constant_data in kernel '" +
+                               open_->kernel.name + "'");
+    }
+    open_->constant_data_line = line_;
+    open_->constant_data_column = column;
+    int uniform;
+    uint64_t size;
+    if (!expect_count(2, 2, ".constant_data uN SIZE") ||
+        !ParseUniformToken(args[0], &uniform) ||
+        !ParseUint(args[1], "constant data size", UINT32_MAX, &size)) {
+      // Reported once: the .data lines that follow are not checked.
+      open_->constant_data_checked = true;
+      return false;
+    }
+    open_->kernel.constant_data_uniform = uniform;
+    open_->constant_data_size = size;
+    return true;
+  }
+  if (name == ".data") {
+    if (!KernelDirectiveAllowed(name, column)) return false;
+    if (open_->constant_data_line == 0) {
+      return Error(column, ".data without .constant_data in kernel '" +
+                               open_->kernel.name + "'");
+    }
+    if (open_->constant_data_checked) return false;  // already reported
+    // A bad line is reported once, without a size error after it.
+    open_->constant_data_checked = true;
+    if (!expect_count(1, 1, ".data HEX")) return false;
+    const Token& hex = args[0];
+    if (hex.is_string || hex.text.size() % 2 != 0 ||
+        !std::all_of(hex.text.begin(), hex.text.end(), IsHexDigit)) {
+      return Error(hex.column,
+                   "expected hex bytes (two hex digits per byte, no "
+                   "separators), got " +
+                       Quote(hex.text));
+    }
+    std::vector<uint8_t>& data = open_->kernel.constant_data;
+    const uint64_t count = hex.text.size() / 2;
+    if (data.size() + count > open_->constant_data_size) {
+      return Error(hex.column, ".data overflows the constant data: " +
+                                   std::to_string(data.size() + count) +
+                                   " bytes, but .constant_data declares " +
+                                   std::to_string(open_->constant_data_size));
+    }
+    auto nibble = [](char c) {
+      return static_cast<uint8_t>(IsDigit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+    };
+    for (size_t i = 0; i < hex.text.size(); i += 2) {
+      data.push_back(static_cast<uint8_t>(nibble(hex.text[i]) << 4 |
+                                          nibble(hex.text[i + 1])));
+    }
+    open_->constant_data_checked = false;
+    return true;
+  }
   struct Resource {
     std::string_view directive;
     std::string_view what;
@@ -872,7 +937,9 @@ bool Assembler::ParseDirective(std::string_view rest, int column) {
       ".threadgroup",
       ".threadgroup_memory",
       ".thread_memory",
-      ".max_total_threads_per_threadgroup"};
+      ".max_total_threads_per_threadgroup",
+      ".constant_data",
+      ".data"};
   return Error(column, "unknown directive " + Quote(name) +
                            DidYouMean(name, directives));
 }
@@ -1344,6 +1411,7 @@ bool Assembler::ParseInstruction(std::string_view rest, int column) {
                  "instruction outside a kernel (.kernel NAME ... "
                  ".end)");
   }
+  if (!open_->has_code) CheckConstantDataSize();
   Instruction inst;
   inst.op = *op;
   if (!ParseModifiers(inst, token, column)) return false;
@@ -1409,7 +1477,23 @@ bool Assembler::ParseInstruction(std::string_view rest, int column) {
   return true;
 }
 
+// The .data lines of a kernel end at its first instruction (or .end): the
+// bytes must add up to the size .constant_data declared.
+void Assembler::CheckConstantDataSize() {
+  OpenKernel& k = *open_;
+  if (k.constant_data_line == 0 || k.constant_data_checked) return;
+  k.constant_data_checked = true;
+  const uint64_t have = k.kernel.constant_data.size();
+  if (have != k.constant_data_size) {
+    ErrorAt(k.constant_data_line, k.constant_data_column,
+            ".constant_data declares " + std::to_string(k.constant_data_size) +
+                " bytes but the .data lines of kernel '" + k.kernel.name +
+                "' hold " + std::to_string(have));
+  }
+}
+
 void Assembler::CloseKernel() {
+  CheckConstantDataSize();
   OpenKernel& k = *open_;
   for (const LabelRef& ref : k.refs) {
     auto it = k.labels.find(ref.name);

@@ -20,6 +20,9 @@ class Writer {
     U32(static_cast<uint32_t>(s.size()));
     out_.insert(out_.end(), s.begin(), s.end());
   }
+  void Bytes(const std::vector<uint8_t>& bytes) {
+    out_.insert(out_.end(), bytes.begin(), bytes.end());
+  }
   std::vector<uint8_t> Take() { return std::move(out_); }
 
  private:
@@ -51,6 +54,14 @@ class Reader {
     std::string s(reinterpret_cast<const char*>(data_.data() + pos_), n);
     pos_ += n;
     return s;
+  }
+  // A byte array: its size, then the bytes.
+  std::vector<uint8_t> Bytes() {
+    const uint32_t n = U32();
+    if (!Need(n)) return {};
+    std::vector<uint8_t> bytes(data_.begin() + pos_, data_.begin() + pos_ + n);
+    pos_ += n;
+    return bytes;
   }
   // A count of items each at least `min_size` bytes: bounded by what is
   // left, so a damaged count cannot make a huge allocation.
@@ -182,6 +193,9 @@ std::vector<uint8_t> SerializeModule(const Module& module) {
     w.U32(k.static_threadgroup_memory);
     w.U32(k.thread_memory);
     w.U32(k.max_total_threads_per_threadgroup);
+    w.U32(static_cast<uint32_t>(k.constant_data_uniform));
+    w.U32(static_cast<uint32_t>(k.constant_data.size()));
+    w.Bytes(k.constant_data);
     w.U32(static_cast<uint32_t>(k.code.size()));
     for (const Instruction& inst : k.code) {
       w.U32(static_cast<uint32_t>(inst.op));
@@ -258,6 +272,8 @@ bool DeserializeModule(std::span<const uint8_t> data, Module& module,
     k.static_threadgroup_memory = r.U32();
     k.thread_memory = r.U32();
     k.max_total_threads_per_threadgroup = r.U32();
+    k.constant_data_uniform = static_cast<int>(r.U32());
+    k.constant_data = r.Bytes();
     const uint32_t code = r.Count(26);
     for (uint32_t i = 0; i < code && r.ok() && valid; ++i) {
       Instruction inst;

@@ -14,7 +14,7 @@ namespace mtlemu::isa {
 
 inline constexpr char kBinaryModuleMagic[8] = {'M', 'T', 'L', 'E',
                                                'M', 'U', 'B', '\0'};
-inline constexpr uint32_t kBinaryModuleVersion = 1;
+inline constexpr uint32_t kBinaryModuleVersion = 2;
 
 std::vector<uint8_t> SerializeModule(const Module& module);
 // True for data that starts with the magic (a binary module, maybe damaged).

@@ -20,6 +20,9 @@ void ComputeResources(Kernel& kernel) {
   for (const ThreadgroupArgument& t : kernel.threadgroup_arguments) {
     uniforms = std::max(uniforms, t.uniform + 1);
   }
+  if (kernel.constant_data_uniform >= 0) {
+    uniforms = std::max(uniforms, kernel.constant_data_uniform + 2);
+  }
   for (const Instruction& inst : kernel.code) {
     for (int i = 0; i < inst.NumOperands(); ++i) {
       const Operand& op = inst.operands[i];

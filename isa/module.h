@@ -54,6 +54,12 @@ struct Kernel {
   uint32_t thread_memory = 0;
   // [[max_total_threads_per_threadgroup(n)]]; 0 when not given.
   uint32_t max_total_threads_per_threadgroup = 0;
+  // Program-scope constant data (MSL `constant` tables and initializers):
+  // copied into a read-only device buffer when the pipeline is made; its
+  // 64-bit address is placed in the uniform pair (constant_data_uniform,
+  // +1). constant_data_uniform is -1 when the kernel has none.
+  std::vector<uint8_t> constant_data;
+  int constant_data_uniform = -1;
 
   std::vector<Instruction> code;
   // Names of branch targets, by instruction index (for printing).

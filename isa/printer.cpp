@@ -1,5 +1,6 @@
 #include "isa/printer.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -184,6 +185,21 @@ void PrintKernelTo(const Kernel& k, std::string& out) {
            std::to_string(t.uniform);
     if (!t.name.empty()) out += " " + t.name;
     out += "\n";
+  }
+  if (k.constant_data_uniform >= 0 || !k.constant_data.empty()) {
+    out += ".constant_data u" + std::to_string(k.constant_data_uniform) + " " +
+           std::to_string(k.constant_data.size()) + "\n";
+    constexpr size_t kBytesPerLine = 32;
+    constexpr char kHexDigits[] = "0123456789abcdef";
+    for (size_t i = 0; i < k.constant_data.size(); i += kBytesPerLine) {
+      out += ".data ";
+      const size_t end = std::min(k.constant_data.size(), i + kBytesPerLine);
+      for (size_t j = i; j < end; ++j) {
+        out += kHexDigits[k.constant_data[j] >> 4];
+        out += kHexDigits[k.constant_data[j] & 15];
+      }
+      out += "\n";
+    }
   }
   if (k.static_threadgroup_memory != 0) {
     out += ".threadgroup_memory " +

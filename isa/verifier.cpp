@@ -125,6 +125,7 @@ void KernelVerifier::Run() {
     Kernel copy;
     copy.buffers = kernel_.buffers;
     copy.threadgroup_arguments = kernel_.threadgroup_arguments;
+    copy.constant_data_uniform = kernel_.constant_data_uniform;
     copy.code = kernel_.code;
     ComputeResources(copy);
     // The counts are derived from the code; stale ones would mislead the
@@ -200,6 +201,21 @@ void KernelVerifier::CheckArguments() {
     if (!t.name.empty() && !IsValidName(t.name)) {
       KernelError(who + ": name '" + t.name + "' is not a valid name");
     }
+  }
+  const int cd = kernel_.constant_data_uniform;
+  if (cd == -1) {
+    if (!kernel_.constant_data.empty()) {
+      KernelError("the kernel has " +
+                  std::to_string(kernel_.constant_data.size()) +
+                  " bytes of constant data but no uniform pair for its "
+                  "address");
+    }
+  } else if (cd < 0 || cd + 1 >= kMaxUniforms) {
+    KernelError("constant data: its address pair u" + std::to_string(cd) +
+                ":u" + std::to_string(cd + 1) + " is out of range (u0..u255)");
+  } else {
+    claim(cd, "constant data");
+    claim(cd + 1, "constant data");
   }
   if (kernel_.static_threadgroup_memory > kMaxThreadgroupMemory) {
     KernelError("static threadgroup memory " +

@@ -5,11 +5,11 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 
-#include "isa/special_register.h"
-
 #include <map>
 #include <optional>
 #include <vector>
+
+#include "isa/special_register.h"
 
 namespace mtlemu::air {
 namespace {

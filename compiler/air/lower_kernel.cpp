@@ -191,6 +191,8 @@ class Lowering {
     if (const auto* g = llvm::dyn_cast<llvm::GlobalVariable>(v)) {
       auto it = threadgroup_globals_.find(g);
       if (it != threadgroup_globals_.end()) return Immediate(it->second);
+      auto c = constant_globals_.find(g);
+      if (c != constant_globals_.end()) return c->second;
       Unsupported("program-scope data '" + g->getName().str() + "'", nullptr);
       return Immediate(0);
     }
@@ -267,6 +269,7 @@ class Lowering {
   // --- pieces ---------------------------------------------------------------
   void SetUpArguments();
   void AllocateStaticMemory();
+  void LayOutConstantData();
   void LowerBlock(const llvm::BasicBlock& block);
   void LowerInstruction(const llvm::Instruction& inst);
   void LowerBinary(const llvm::BinaryOperator& b);
@@ -293,6 +296,9 @@ class Lowering {
   // Builtin vector arguments: one special register per component.
   std::map<const llvm::Argument*, std::array<SpecialRegister, 3>> specials_;
   std::map<const llvm::GlobalVariable*, uint32_t> threadgroup_globals_;
+  // Program-scope constant data: a register holding each global's address.
+  std::map<const llvm::GlobalVariable*, Operand> constant_globals_;
+  int next_uniform_ = 0;
   std::map<const llvm::AllocaInst*, uint32_t> allocas_;
   std::map<const llvm::PHINode*, uint32_t> phi_temps_;
   std::map<const llvm::BasicBlock*, uint32_t> block_start_;
@@ -310,7 +316,7 @@ class Lowering {
 };
 
 void Lowering::SetUpArguments() {
-  int uniform = 0;
+  int& uniform = next_uniform_;
   size_t i = 0;
   for (const llvm::Argument& a : f_.args()) {
     if (i >= decl_.parameters.size()) break;
@@ -385,6 +391,105 @@ void Lowering::AllocateStaticMemory() {
   kernel_.thread_memory = static_cast<uint32_t>(llvm::alignTo(thread, 16));
 }
 
+namespace {
+
+// Writes the bytes of a constant initializer, as the target lays it out.
+bool SerializeConstant(const llvm::Constant* c, const llvm::DataLayout& layout,
+                       uint8_t* out) {
+  if (llvm::isa<llvm::ConstantAggregateZero>(c) ||
+      llvm::isa<llvm::UndefValue>(c) ||
+      llvm::isa<llvm::ConstantPointerNull>(c)) {
+    return true;  // the buffer starts zeroed
+  }
+  if (const auto* i = llvm::dyn_cast<llvm::ConstantInt>(c)) {
+    const uint64_t v = i->getValue().getZExtValue();
+    const uint64_t n = layout.getTypeStoreSize(c->getType());
+    for (uint64_t b = 0; b < n; ++b)
+      out[b] = static_cast<uint8_t>(v >> (8 * b));
+    return true;
+  }
+  if (const auto* f = llvm::dyn_cast<llvm::ConstantFP>(c)) {
+    const uint64_t v = f->getValueAPF().bitcastToAPInt().getZExtValue();
+    const uint64_t n = layout.getTypeStoreSize(c->getType());
+    for (uint64_t b = 0; b < n; ++b)
+      out[b] = static_cast<uint8_t>(v >> (8 * b));
+    return true;
+  }
+  if (const auto* d = llvm::dyn_cast<llvm::ConstantDataSequential>(c)) {
+    const llvm::StringRef raw = d->getRawDataValues();
+    std::copy(raw.begin(), raw.end(), out);
+    return true;
+  }
+  if (const auto* st = llvm::dyn_cast<llvm::ConstantStruct>(c)) {
+    const llvm::StructLayout* sl = layout.getStructLayout(st->getType());
+    for (unsigned k = 0; k < st->getNumOperands(); ++k) {
+      if (!SerializeConstant(st->getOperand(k), layout,
+                             out + sl->getElementOffset(k))) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (llvm::isa<llvm::ConstantArray>(c) || llvm::isa<llvm::ConstantVector>(c)) {
+    const llvm::Type* element =
+        c->getType()->isArrayTy()
+            ? c->getType()->getArrayElementType()
+            : llvm::cast<llvm::VectorType>(c->getType())->getElementType();
+    const uint64_t stride =
+        layout.getTypeAllocSize(const_cast<llvm::Type*>(element));
+    for (unsigned k = 0; k < c->getNumOperands(); ++k) {
+      if (!SerializeConstant(llvm::cast<llvm::Constant>(c->getOperand(k)),
+                             layout, out + k * stride)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return false;  // e.g. addresses of other globals
+}
+
+}  // namespace
+
+// Constant globals the kernel reads (MSL `constant` tables) are laid out in
+// the kernel's constant data; each gets a register with its address.
+void Lowering::LayOutConstantData() {
+  std::vector<const llvm::GlobalVariable*> globals;
+  uint64_t size = 0;
+  std::map<const llvm::GlobalVariable*, uint64_t> offsets;
+  for (const llvm::GlobalVariable& g : f_.getParent()->globals()) {
+    // Device and constant address spaces only: the data lives in a buffer.
+    const unsigned space = g.getAddressSpace();
+    if ((space != 1 && space != 2) || g.use_empty() || !g.isConstant() ||
+        !g.hasInitializer()) {
+      continue;
+    }
+    const llvm::Align align =
+        std::max(g.getAlign().valueOrOne(), llvm::Align(16));
+    size = llvm::alignTo(size, align);
+    offsets[&g] = size;
+    size += layout_.getTypeAllocSize(g.getValueType()).getFixedValue();
+    globals.push_back(&g);
+  }
+  if (globals.empty()) return;
+  kernel_.constant_data.assign(size, 0);
+  kernel_.constant_data_uniform = next_uniform_;
+  next_uniform_ += 2;
+  for (const llvm::GlobalVariable* g : globals) {
+    if (!SerializeConstant(g->getInitializer(), layout_,
+                           kernel_.constant_data.data() + offsets[g])) {
+      Unsupported("the initializer of program-scope constant '" +
+                      g->getName().str() + "'",
+                  nullptr);
+      return;
+    }
+    const Operand address = Operand::Reg(static_cast<int>(NewVReg()));
+    Emit(Opcode::kAdd, ScalarType::kULong,
+         {address, Operand::Uniform(kernel_.constant_data_uniform),
+          Immediate(offsets[g])});
+    constant_globals_[g] = address;
+  }
+}
+
 Result<isa::Kernel> Lowering::Run() {
   kernel_.name = decl_.name;
   kernel_.max_total_threads_per_threadgroup =
@@ -392,6 +497,7 @@ Result<isa::Kernel> Lowering::Run() {
   post_dominators_.recalculate(const_cast<llvm::Function&>(f_));
   SetUpArguments();
   AllocateStaticMemory();
+  LayOutConstantData();
   for (const llvm::BasicBlock& block : f_) {
     for (const llvm::PHINode& phi : block.phis()) {
       phi_temps_[&phi] = NewVReg();

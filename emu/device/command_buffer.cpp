@@ -20,7 +20,8 @@ CommandBufferErrorCode CodeOf(emu::FaultKind kind) {
   }
 }
 
-// "buffer(2) 'out' (4096 bytes)" for the binding the address is nearest to.
+// "buffer(2) 'out' (4096 bytes)" for the binding the address is nearest to;
+// "constant data (32 bytes)" for the kernel's constant data (index -1).
 std::string DescribeAddress(const emu::DeviceMemory& memory,
                             const EncodedDispatch& dispatch, uint64_t address,
                             int64_t* offset) {
@@ -40,7 +41,9 @@ std::string DescribeAddress(const emu::DeviceMemory& memory,
            " bytes not bound to this dispatch";
   }
   *offset = static_cast<int64_t>(address - region->base - best->offset);
-  std::string out = "buffer(" + std::to_string(best->index) + ")";
+  std::string out = best->index < 0
+                        ? std::string("constant data")
+                        : "buffer(" + std::to_string(best->index) + ")";
   if (!best->name.empty()) out += " '" + best->name + "'";
   out += " (" + std::to_string(region->length - best->offset) + " bytes";
   if (best->offset) out += ", bound at offset " + std::to_string(best->offset);

@@ -53,7 +53,7 @@ struct EncodedDispatch {
   uint32_t threadgroup_memory_length = 0;
   emu::DispatchGrid grid;
   struct Binding {
-    int index;
+    int index;  // [[buffer(index)]]; -1 for the kernel's constant data
     std::shared_ptr<Buffer> buffer;
     uint64_t offset;
     std::string name;  // the kernel's name for the parameter, may be empty

@@ -189,6 +189,15 @@ Status ComputeCommandEncoder::Encode(const emu::DispatchGrid& grid) {
     d.uniforms[arg.uniform + 1] = static_cast<uint32_t>(address >> 32);
     d.bindings.push_back({arg.index, b.buffer, b.offset, arg.name});
   }
+  if (kernel.constant_data_uniform >= 0) {
+    const std::shared_ptr<Buffer>& data = pipeline_->constantDataBuffer();
+    const uint64_t address = data->gpuAddress();
+    d.uniforms[kernel.constant_data_uniform] = static_cast<uint32_t>(address);
+    d.uniforms[kernel.constant_data_uniform + 1] =
+        static_cast<uint32_t>(address >> 32);
+    // Index -1: fault reports call it "constant data".
+    d.bindings.push_back({-1, data, 0, ""});
+  }
   uint32_t length = AlignUp(kernel.static_threadgroup_memory,
                             MetalLimits::kThreadgroupMemoryAlignment);
   std::vector<isa::ThreadgroupArgument> blocks = kernel.threadgroup_arguments;

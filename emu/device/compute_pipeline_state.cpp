@@ -27,9 +27,11 @@ uint32_t MaxThreads(const isa::Kernel& kernel) {
 }  // namespace
 
 ComputePipelineState::ComputePipelineState(
-    std::shared_ptr<const Function> function, emu::DecodedKernel decoded)
+    std::shared_ptr<const Function> function, emu::DecodedKernel decoded,
+    std::shared_ptr<Buffer> constant_data)
     : function_(std::move(function)),
       decoded_(std::move(decoded)),
-      max_threads_(MaxThreads(function_->kernel())) {}
+      max_threads_(MaxThreads(function_->kernel())),
+      constant_data_(std::move(constant_data)) {}
 
 }  // namespace mtlemu

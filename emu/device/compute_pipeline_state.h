@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "emu/device/buffer.h"
 #include "emu/device/library.h"
 #include "emu/exec/decoded_kernel.h"
 
@@ -14,7 +15,8 @@ class ComputePipelineState {
  public:
   // Use Device::newComputePipelineState.
   ComputePipelineState(std::shared_ptr<const Function> function,
-                       emu::DecodedKernel decoded);
+                       emu::DecodedKernel decoded,
+                       std::shared_ptr<Buffer> constant_data = nullptr);
 
   const Function& function() const { return *function_; }
   const emu::DecodedKernel& decoded() const { return decoded_; }
@@ -27,11 +29,17 @@ class ComputePipelineState {
   uint32_t staticThreadgroupMemoryLength() const {
     return function_->kernel().static_threadgroup_memory;
   }
+  // The kernel's program-scope constant data, copied into a buffer when the
+  // pipeline was made; null when the kernel has none.
+  const std::shared_ptr<Buffer>& constantDataBuffer() const {
+    return constant_data_;
+  }
 
  private:
   std::shared_ptr<const Function> function_;
   emu::DecodedKernel decoded_;
   uint32_t max_threads_;
+  std::shared_ptr<Buffer> constant_data_;
 };
 
 }  // namespace mtlemu

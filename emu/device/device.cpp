@@ -65,8 +65,20 @@ Result<std::shared_ptr<ComputePipelineState>> Device::newComputePipelineState(
   if (!emu::DecodeKernel(function->kernel(), decoded, error)) {
     return Error{"kernel '" + function->name() + "': " + error};
   }
-  return std::make_shared<ComputePipelineState>(std::move(function),
-                                                std::move(decoded));
+  const isa::Kernel& kernel = function->kernel();
+  std::shared_ptr<Buffer> constant_data;
+  if (kernel.constant_data_uniform >= 0) {
+    Result<std::shared_ptr<Buffer>> buffer =
+        newBuffer(kernel.constant_data.data(), kernel.constant_data.size());
+    if (!buffer.ok()) {
+      return Error{"kernel '" + function->name() +
+                   "': constant data: " + buffer.error().message};
+    }
+    constant_data = std::move(buffer).value();
+    constant_data->setLabel("constant data of kernel " + kernel.name);
+  }
+  return std::make_shared<ComputePipelineState>(
+      std::move(function), std::move(decoded), std::move(constant_data));
 }
 
 std::shared_ptr<CommandQueue> Device::newCommandQueue() {

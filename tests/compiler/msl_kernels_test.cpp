@@ -181,6 +181,31 @@ TEST(MslKernels, CompileErrorsNameTheLine) {
       << m.error().message;
 }
 
+TEST(MslKernels, ProgramScopeConstantTable) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+struct Entry { float scale; int offset; };
+constant float kTable[8] = {1, 2, 3, 5, 8, 13, 21, 34};
+constant Entry kEntries[2] = {{0.5f, 3}, {-2.0f, -7}};
+kernel void lookup(device float* out [[buffer(0)]],
+                   uint id [[thread_position_in_grid]]) {
+  const Entry e = kEntries[id & 1];
+  out[id] = kTable[id % 8] * e.scale + float(e.offset);
+})",
+                            "lookup");
+  const uint32_t n = 100;
+  h.SetBuffer(0, std::vector<float>(n));
+  ASSERT_TRUE(Runs(h, {n}, {32}));
+  const float table[8] = {1, 2, 3, 5, 8, 13, 21, 34};
+  const std::vector<float> out = h.Read<float>(0);
+  for (uint32_t i = 0; i < n; ++i) {
+    const float scale = (i & 1) ? -2.0f : 0.5f;
+    const float offset = (i & 1) ? -7.0f : 3.0f;
+    EXPECT_EQ(out[i], table[i % 8] * scale + offset) << i;
+  }
+}
+
 TEST(MslKernels, OutOfBoundsReportNamesTheMslLine) {
   KernelHarness h = Compile(R"(#include <metal_stdlib>
 using namespace metal;

@@ -224,6 +224,76 @@ TEST(AssemblerTest, Directives) {
   EXPECT_EQ(k.uniforms, 14);
 }
 
+TEST(AssemblerTest, ConstantData) {
+  const Module m = AssembleOk(R"(.kernel k
+.buffer 0 u0 device float out
+.constant_data u2 6
+.data 0000803F
+.threadgroup_memory 16
+.data abCD
+    exit
+.end
+.kernel none
+    exit
+.end
+)");
+  const Kernel& k = m.kernels[0];
+  EXPECT_EQ(k.constant_data_uniform, 2);
+  EXPECT_EQ(k.constant_data,
+            (std::vector<uint8_t>{0x00, 0x00, 0x80, 0x3f, 0xab, 0xcd}));
+  EXPECT_EQ(k.uniforms, 4);
+  EXPECT_EQ(m.kernels[1].constant_data_uniform, -1);
+  EXPECT_TRUE(m.kernels[1].constant_data.empty());
+  // A declared size of 0 needs no .data line.
+  EXPECT_TRUE(AssembleOk(".kernel k\n.constant_data u0 0\n    exit\n.end\n")
+                  .kernels[0]
+                  .constant_data.empty());
+}
+
+TEST(AssemblerErrorTest, ConstantData) {
+  auto in_kernel = [](std::string_view directives) {
+    return OneError(".kernel k\n" + std::string(directives) +
+                    "\n    exit\n.end\n");
+  };
+  Diagnostic d = in_kernel(".constant_data u2 8\n.data 00112233");
+  EXPECT_EQ(d.line, 2);
+  EXPECT_EQ(d.column, 1);
+  EXPECT_TRUE(Contains(d.message,
+                       ".constant_data declares 8 bytes but the .data lines "
+                       "of kernel 'k' hold 4"));
+  d = in_kernel(".constant_data u2 4\n.data 00112233\n.data 44");
+  EXPECT_EQ(d.line, 4);
+  EXPECT_TRUE(Contains(d.message,
+                       ".data overflows the constant data: 5 bytes, but "
+                       ".constant_data declares 4"));
+  d = in_kernel(".data 00");
+  EXPECT_EQ(d.line, 2);
+  EXPECT_TRUE(
+      Contains(d.message, ".data without .constant_data in kernel 'k'"));
+  // The size check happens at .end when the kernel has no code.
+  d = OneError(".kernel k\n.constant_data u0 2\n.end\n");
+  EXPECT_EQ(d.line, 2);
+  EXPECT_TRUE(Contains(d.message, "declares 2 bytes"));
+  EXPECT_TRUE(Contains(in_kernel(".constant_data u2 1\n.data 0").message,
+                       "expected hex bytes"));
+  EXPECT_TRUE(Contains(in_kernel(".constant_data u2 2\n.data 00 11").message,
+                       "unexpected '11'"));
+  EXPECT_TRUE(Contains(in_kernel(".constant_data u2 1\n.data 0x").message,
+                       "expected hex bytes"));
+  EXPECT_TRUE(Contains(in_kernel(".constant_data r2 1\n.data 00").message,
+                       "expected a uniform register"));
+  EXPECT_TRUE(Contains(in_kernel(".constant_data u2").message,
+                       "usage .constant_data uN SIZE"));
+  EXPECT_TRUE(
+      Contains(in_kernel(".constant_data u2 0\n.constant_data u4 0").message,
+               "duplicate .constant_data in kernel 'k'"));
+  EXPECT_TRUE(
+      Contains(OneError(".kernel k\n    exit\n.data 00\n.end\n").message,
+               ".data after the first instruction"));
+  EXPECT_TRUE(
+      Contains(OneError(".data 00\n").message, ".data outside a kernel"));
+}
+
 TEST(AssemblerTest, SourceLocations) {
   const Module m = AssembleOk(R"(.file 1 "k.metal"
 .kernel k

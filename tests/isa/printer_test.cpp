@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "isa/assembler.h"
+#include "isa/binary_module.h"
 #include "isa/numeric.h"
 #include "isa/verifier.h"
 
@@ -166,6 +167,61 @@ TEST(PrinterTest, ModuleLayout) {
   EXPECT_EQ(printed,
             ".kernel a\n    exit\n.end\n\n.kernel b\n    exit\n.end\n");
   EXPECT_EQ(PrintModule(Module{}), "");
+}
+
+TEST(PrinterTest, ConstantDataRoundTrips) {
+  // 40 bytes: a line of 32 and a line of 8, after the argument directives.
+  const std::string printed = RoundTrip(R"(.kernel k
+.constant_data u4 40
+.buffer 0 u0 device float out
+.data 000102030405060708090a0b0c0d0e0f
+.data 101112131415161718191a1b1c1d1e1f2021
+.threadgroup 0 u2
+.data 222324252627
+.thread_memory 16
+    exit
+.end
+)");
+  EXPECT_EQ(
+      printed,
+      ".kernel k\n"
+      ".buffer 0 u0 device float out\n"
+      ".threadgroup 0 u2\n"
+      ".constant_data u4 40\n"
+      ".data 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e"
+      "1f\n"
+      ".data 2021222324252627\n"
+      ".thread_memory 16\n"
+      "    exit\n"
+      ".end\n");
+  EXPECT_EQ(RoundTrip(".kernel k\n.constant_data u0 0\n    exit\n.end\n"),
+            ".kernel k\n.constant_data u0 0\n    exit\n.end\n");
+}
+
+TEST(BinaryModuleTest, ConstantDataRoundTrips) {
+  const AssembleResult a = Assemble(R"(.kernel k
+.constant_data u2 5
+.data 0102030405
+    exit
+.end
+.kernel none
+    exit
+.end
+)",
+                                    "b.s");
+  ASSERT_TRUE(a.ok()) << FormatDiagnostics(a.diagnostics);
+  const std::vector<uint8_t> bytes = SerializeModule(a.module);
+  Module back;
+  std::string error;
+  ASSERT_TRUE(DeserializeModule(bytes, back, error)) << error;
+  EXPECT_TRUE(back == a.module);
+  EXPECT_EQ(back.kernels[0].constant_data_uniform, 2);
+  EXPECT_EQ(back.kernels[1].constant_data_uniform, -1);
+  // Every truncation is an error, never a crash or a huge allocation.
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    Module m;
+    EXPECT_FALSE(DeserializeModule(std::span(bytes.data(), n), m, error)) << n;
+  }
 }
 
 TEST(PrinterTest, SourceLocationsInOtherFilesRoundTrip) {

@@ -363,6 +363,31 @@ TEST(VerifierTest, ThreadgroupArguments) {
                        "range"));
 }
 
+TEST(VerifierTest, ConstantData) {
+  EXPECT_TRUE(
+      Verify(KernelWith("", ".constant_data u2 4\n.data 0000803f\n")).empty());
+  EXPECT_TRUE(
+      Verify(KernelWith("", ".constant_data u254 1\n.data ff\n")).empty());
+  EXPECT_TRUE(HasError(KernelWith("", ".constant_data u1 1\n.data 00\n"),
+                       "kernel 'k': constant data uses uniform u1, which "
+                       "buffer 0 already uses"));
+  EXPECT_TRUE(HasError(
+      KernelWith("", ".threadgroup 0 u3\n.constant_data u2 1\n.data 00\n"),
+      "kernel 'k': constant data uses uniform u3, which threadgroup argument "
+      "0 already uses"));
+  EXPECT_TRUE(HasError(KernelWith("", ".constant_data u255 1\n.data 00\n"),
+                       "kernel 'k': constant data: its address pair "
+                       "u255:u256 is out of range"));
+  Module m = KernelWith("", ".constant_data u2 1\n.data 00\n");
+  m.kernels[0].constant_data_uniform = -2;
+  EXPECT_TRUE(HasError(m, "kernel 'k': constant data: its address pair u-2"));
+  m = KernelWith("");
+  m.kernels[0].constant_data = {1, 2, 3};
+  EXPECT_TRUE(HasError(m,
+                       "kernel 'k': the kernel has 3 bytes of constant data "
+                       "but no uniform pair for its address"));
+}
+
 TEST(VerifierTest, Limits) {
   EXPECT_TRUE(Verify(KernelWith("", ".threadgroup_memory 32768\n")).empty());
   EXPECT_TRUE(HasError(KernelWith("", ".threadgroup_memory 32769\n"),
