@@ -137,16 +137,18 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
       continue;
     }
     copy_to(i);
-    std::string replacement = "[[";
+    // GNU spelling: unlike [[...]] it is also allowed where MSL puts
+    // [[host_name]], after `template` in an explicit instantiation.
+    std::string replacement = "__attribute__((";
     for (size_t k = 0; k < attributes.size(); ++k) {
       if (k) replacement += ", ";
-      replacement += "clang::annotate(\"metal." + attributes[k].name + "\"";
+      replacement += "annotate(\"metal." + attributes[k].name + "\"";
       if (!attributes[k].arguments.empty()) {
         replacement += ", " + attributes[k].arguments;
       }
       replacement += ")";
     }
-    replacement += "]]";
+    replacement += "))";
     out.anchors.emplace_back(out.text.size(), i);
     out.text += replacement;
     copied = close + 2;

@@ -1,7 +1,7 @@
 // MSL attributes ([[buffer(0)]], [[thread_position_in_grid]],
 // [[host_name("f")]], ...) become clang `annotate` attributes that the
 // front end reads off the AST: clang drops unknown [[...]] attributes, but
-// keeps [[clang::annotate("metal.NAME", ARGS...)]].
+// keeps __attribute__((annotate("metal.NAME", ARGS...))).
 #pragma once
 
 #include <cstddef>

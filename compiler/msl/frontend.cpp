@@ -213,6 +213,17 @@ bool IsBuiltinInput(std::string_view name) {
   return false;
 }
 
+// A kernel: OpenCL's `kernel`, or (templates need it) the shims'
+// annotation spelling of it, [[kernel]] included.
+bool IsKernel(const clang::FunctionDecl& f) {
+  if (f.hasAttr<clang::OpenCLKernelAttr>()) return true;
+  for (const auto* a : f.specific_attrs<clang::AnnotateAttr>()) {
+    if (a->getAnnotation() == "metal.kernel") return true;
+  }
+  const clang::FunctionDecl* pattern = f.getTemplateInstantiationPattern();
+  return pattern != nullptr && pattern != &f && IsKernel(*pattern);
+}
+
 class KernelCollector : public clang::ASTConsumer,
                         public clang::RecursiveASTVisitor<KernelCollector> {
  public:
@@ -244,7 +255,7 @@ class KernelCollector : public clang::ASTConsumer,
   }
 
   bool VisitFunctionDecl(clang::FunctionDecl* f) {
-    if (!f->hasAttr<clang::OpenCLKernelAttr>() || !f->hasBody()) return true;
+    if (!IsKernel(*f) || !f->hasBody()) return true;
     if (f->isDependentContext() || !seen_.insert(f).second) return true;
     KernelDeclaration k;
     k.name = f->getNameAsString();
