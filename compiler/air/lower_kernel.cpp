@@ -281,6 +281,21 @@ class Lowering {
   void LowerBranch(const llvm::BranchInst& br);
   void EmitPhiCopies(const llvm::BasicBlock& from, const llvm::BasicBlock& to);
   Operand Materialize(const Operand& o, ScalarType type);
+  // A register holding a special register's value, copied once in the
+  // kernel's prologue (which dominates every use).
+  Operand SpecialInRegister(const Operand& special) {
+    auto [it, inserted] = special_registers_.try_emplace(special.special, 0);
+    if (inserted) {
+      it->second = NewVReg();
+      Instruction mov;
+      mov.op = Opcode::kMov;
+      mov.type = ScalarType::kUInt;
+      mov.operands[0] = Operand::Reg(static_cast<int>(it->second));
+      mov.operands[1] = special;
+      prologue_.push_back(mov);
+    }
+    return Operand::Reg(static_cast<int>(it->second));
+  }
 
   const llvm::Function& f_;
   const msl::KernelDeclaration& decl_;
@@ -299,6 +314,8 @@ class Lowering {
   // Program-scope constant data: a register holding each global's address.
   std::map<const llvm::GlobalVariable*, Operand> constant_globals_;
   int next_uniform_ = 0;
+  std::map<SpecialRegister, uint32_t> special_registers_;
+  std::vector<Instruction> prologue_;
   std::map<const llvm::AllocaInst*, uint32_t> allocas_;
   std::map<const llvm::PHINode*, uint32_t> phi_temps_;
   std::map<const llvm::BasicBlock*, uint32_t> block_start_;
@@ -509,6 +526,14 @@ Result<isa::Kernel> Lowering::Run() {
     LowerBlock(*it);
   }
   if (!error_.empty()) return Error{error_};
+  // The prologue goes first; everything emitted so far moves down.
+  if (!prologue_.empty()) {
+    const size_t k = prologue_.size();
+    kernel_.code.insert(kernel_.code.begin(), prologue_.begin(),
+                        prologue_.end());
+    for (auto& [block, start] : block_start_) start += static_cast<uint32_t>(k);
+    for (auto& fixup : fixups_) std::get<0>(fixup) += k;
+  }
   // The shared exit, and branch targets resolved.
   const uint32_t exit_pc = static_cast<uint32_t>(kernel_.code.size());
   location_ = {};
@@ -960,9 +985,7 @@ isa::MemoryRef Lowering::AddressOf(const llvm::Value* pointer,
           }
         }
         Operand io = OperandFor(index);
-        if (io.kind == isa::OperandKind::kSpecial) {
-          io = Materialize(io, ScalarType::kUInt);
-        }
+        if (io.kind == isa::OperandKind::kSpecial) io = SpecialInRegister(io);
         if (index->getType()->isIntegerTy(32) &&
             io.kind == isa::OperandKind::kRegister &&
             (scale == 1 || scale == 2 || scale == 4 || scale == 8 ||
