@@ -5,6 +5,7 @@
 #include <span>
 #include <sstream>
 
+#include "compiler/module_cache.h"
 #include "compiler/msl_compiler.h"
 #include "isa/binary_module.h"
 
@@ -44,10 +45,21 @@ Result<std::shared_ptr<Library>> LoadLibrary(Device& device,
     return device.newLibraryWithISA(data, path);
   }
   if (ext == ".metal") {
-    Result<isa::Module> module = compiler::CompileMsl(
-        data, path, {},
-        kernel.empty() ? std::vector<std::string>{} : std::vector{kernel});
+    const std::vector<std::string> kernels =
+        kernel.empty() ? std::vector<std::string>{} : std::vector{kernel};
+    // The second run of the same source skips compilation.
+    const compiler::ModuleCache cache =
+        compiler::ModuleCache::FromEnvironment();
+    const std::optional<std::string> key =
+        compiler::ModuleCache::Key(data, path, {}, kernels);
+    if (key) {
+      if (std::optional<isa::Module> cached = cache.Load(*key)) {
+        return device.newLibraryWithModule(std::move(*cached));
+      }
+    }
+    Result<isa::Module> module = compiler::CompileMsl(data, path, {}, kernels);
     if (!module.ok()) return module.error();
+    if (key) cache.Store(*key, module.value());
     return device.newLibraryWithModule(std::move(module).value());
   }
   return Error{

@@ -1,0 +1,78 @@
+// The compiled-module cache: keys, round trips, misses.
+#include "compiler/module_cache.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "compiler/msl_compiler.h"
+
+namespace mtlemu::compiler {
+namespace {
+
+constexpr char kSource[] = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void twice(device float* a [[buffer(0)]],
+                  uint id [[thread_position_in_grid]]) { a[id] *= 2.0f; }
+)";
+
+class ModuleCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("mtlemu_cache_test_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ModuleCacheTest, KeysDependOnEverythingTheOutputDependsOn) {
+  const auto key = ModuleCache::Key(kSource, "a.metal", {}, {});
+  ASSERT_TRUE(key.has_value());
+  EXPECT_EQ(key, ModuleCache::Key(kSource, "a.metal", {}, {}));
+  EXPECT_NE(key,
+            ModuleCache::Key(std::string(kSource) + " ", "a.metal", {}, {}));
+  EXPECT_NE(key, ModuleCache::Key(kSource, "b.metal", {}, {}));
+  EXPECT_NE(key, ModuleCache::Key(kSource, "a.metal", {}, {"twice"}));
+  msl::CompileOptions precise;
+  precise.fast_math = false;
+  EXPECT_NE(key, ModuleCache::Key(kSource, "a.metal", precise, {}));
+  msl::CompileOptions macro;
+  macro.macros.push_back({"N", "4"});
+  EXPECT_NE(key, ModuleCache::Key(kSource, "a.metal", macro, {}));
+  // A quoted include could change without the key seeing it.
+  EXPECT_FALSE(ModuleCache::Key("#include \"mine.h\"\n", "a.metal", {}, {}));
+  EXPECT_FALSE(ModuleCache::Key("#include  \"mine.h\"\n", "a.metal", {}, {}));
+}
+
+TEST_F(ModuleCacheTest, StoredModulesLoadBackEqual) {
+  const ModuleCache cache(dir_.string());
+  Result<isa::Module> compiled = CompileMsl(kSource, "a.metal", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.error().message;
+  const std::string key = *ModuleCache::Key(kSource, "a.metal", {}, {});
+  EXPECT_FALSE(cache.Load(key).has_value());
+  cache.Store(key, compiled.value());
+  const std::optional<isa::Module> loaded = cache.Load(key);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(*loaded, compiled.value());
+}
+
+TEST_F(ModuleCacheTest, ADamagedEntryIsAMiss) {
+  const ModuleCache cache(dir_.string());
+  std::filesystem::create_directories(dir_);
+  std::ofstream(dir_ / "0123456789abcdef.mtlb") << "MTLEMUB garbage";
+  EXPECT_FALSE(cache.Load("0123456789abcdef").has_value());
+}
+
+TEST_F(ModuleCacheTest, ADisabledCacheNeverHits) {
+  const ModuleCache cache("");
+  EXPECT_FALSE(cache.enabled());
+  cache.Store("0123456789abcdef", isa::Module{});
+  EXPECT_FALSE(cache.Load("0123456789abcdef").has_value());
+}
+
+}  // namespace
+}  // namespace mtlemu::compiler
