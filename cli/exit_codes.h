@@ -9,6 +9,7 @@ enum ExitCode : int {
   kExitGpuFault = 2,  // the kernel faulted: out-of-bounds access, barrier
                       // in divergent control flow, misaligned atomic
   kExitTimeout = 3,   // the dispatch ran past --timeout
+  kExitMismatch = 4,  // a buffer differs from its --expect file
 };
 
 }  // namespace mtlemu::cli

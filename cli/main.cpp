@@ -38,6 +38,13 @@ int main(int argc, char** argv) {
                       "INDEX=BYTES (setThreadgroupMemoryLength)");
   run_cmd->add_option("--out,-o", run.outs,
                       "INDEX=PATH.npy: write that buffer after the run");
+  run_cmd->add_option("--expect", run.expects,
+                      "INDEX=PATH.npy: after the run, compare that buffer "
+                      "with the file (exit 4 when it differs)");
+  run_cmd->add_option("--rtol", run.rtol, "Relative tolerance for --expect")
+      ->capture_default_str();
+  run_cmd->add_option("--atol", run.atol, "Absolute tolerance for --expect")
+      ->capture_default_str();
   run_cmd->add_option("--threads", run.threads,
                       "Host threads (default: all cores)");
   run_cmd

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "cli/buffer_compare.h"
 #include "cli/buffer_spec.h"
 #include "cli/exit_codes.h"
 #include "cli/kernel_file.h"
@@ -152,6 +153,32 @@ class ProgressLine {
   bool shown_ = false;
 };
 
+// "INDEX=PATH" for --out and --expect; INDEX must be a bound buffer.
+OutputSpec ParseIndexAndPath(const char* option, const std::string& text,
+                             const std::map<int, BoundBuffer>& bound) {
+  const size_t eq = text.find('=');
+  int index = -1;
+  if (eq != std::string::npos) {
+    try {
+      size_t used = 0;
+      index = std::stoi(text.substr(0, eq), &used);
+      if (used != eq) index = -1;
+    } catch (...) {
+      index = -1;
+    }
+  }
+  if (index < 0 || eq + 1 >= text.size()) {
+    throw RunError(
+        fmt::format("{} '{}': expected INDEX=PATH.npy", option, text));
+  }
+  if (!bound.count(index)) {
+    throw RunError(
+        fmt::format("{} '{}': buffer index {} is not given with --buffer",
+                    option, text, index));
+  }
+  return {index, text.substr(eq + 1)};
+}
+
 std::string SizeText(const MTLSize& s) {
   return fmt::format("{}x{}x{}", s.width, s.height, s.depth);
 }
@@ -220,26 +247,17 @@ int Run(const RunOptions& options) {
   }
   std::vector<OutputSpec> outputs;
   for (const std::string& text : options.outs) {
-    const size_t eq = text.find('=');
-    int index = -1;
-    if (eq != std::string::npos) {
-      try {
-        size_t used = 0;
-        index = std::stoi(text.substr(0, eq), &used);
-        if (used != eq) index = -1;
-      } catch (...) {
-        index = -1;
-      }
+    outputs.push_back(ParseIndexAndPath("--out", text, bound));
+  }
+  // Expected contents, read now so that a bad file fails before the run.
+  std::vector<std::pair<OutputSpec, NpyArray>> expected;
+  for (const std::string& text : options.expects) {
+    const OutputSpec spec = ParseIndexAndPath("--expect", text, bound);
+    Result<NpyArray> array = ReadNpy(spec.path);
+    if (!array.ok()) {
+      throw RunError("--expect '" + text + "': " + array.error().message);
     }
-    if (index < 0 || eq + 1 >= text.size()) {
-      throw RunError("--out '" + text + "': expected INDEX=PATH.npy");
-    }
-    if (!bound.count(index)) {
-      throw RunError(
-          fmt::format("--out '{}': buffer index {} is not given with --buffer",
-                      text, index));
-    }
-    outputs.push_back({index, text.substr(eq + 1)});
+    expected.emplace_back(spec, std::move(array).value());
   }
 
   // The dispatch.
@@ -283,6 +301,37 @@ int Run(const RunOptions& options) {
     std::fprintf(stderr, "mtlemu: error: %s\n", error->message.c_str());
     code = error->code == CommandBufferErrorCode::kTimeout ? kExitTimeout
                                                            : kExitGpuFault;
+  }
+  // Expectations, when the run completed.
+  if (code == kExitOk) {
+    for (const auto& [spec, array] : expected) {
+      const BoundBuffer& b = bound.at(spec.index);
+      const auto* bytes = static_cast<const uint8_t*>(b.buffer->contents());
+      Result<Comparison> c = CompareBuffer(
+          b.type, std::span<const uint8_t>(bytes, b.buffer->length()), array,
+          {options.rtol, options.atol});
+      if (!c.ok()) {
+        throw RunError("--expect " + std::to_string(spec.index) + "=" +
+                       spec.path + ": " + c.error().message);
+      }
+      if (c.value().mismatches == 0) {
+        if (!options.quiet) {
+          std::printf("buffer(%d) matches %s (%llu elements)\n", spec.index,
+                      spec.path.c_str(),
+                      static_cast<unsigned long long>(c.value().elements));
+        }
+      } else {
+        std::fprintf(stderr,
+                     "mtlemu: error: buffer(%d) differs from %s in %llu of "
+                     "%llu elements (rtol %g, atol %g):\n%s",
+                     spec.index, spec.path.c_str(),
+                     static_cast<unsigned long long>(c.value().mismatches),
+                     static_cast<unsigned long long>(c.value().elements),
+                     options.rtol, options.atol,
+                     c.value().first_mismatches.c_str());
+        code = kExitMismatch;
+      }
+    }
   }
   // Outputs are written whatever happened: what was computed is kept.
   for (const OutputSpec& out : outputs) {

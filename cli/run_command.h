@@ -18,6 +18,9 @@ struct RunOptions {
   std::vector<std::string> bytes;               // INDEX=TYPE:V,...
   std::vector<std::string> threadgroup_memory;  // INDEX=BYTES
   std::vector<std::string> outs;                // INDEX=PATH.npy
+  std::vector<std::string> expects;             // INDEX=PATH.npy
+  double rtol = 1e-5;                           // for --expect
+  double atol = 1e-6;
   int threads = 0;
   double timeout_seconds = 600;
   bool quiet = false;

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs this build of mtlemu into a temporary prefix, then configures,
+# builds and tests tests/package/outside_project against it from scratch,
+# as a user's project would: find_package(mtlemu) + mtlemu_add_kernel_test.
+# Usage: package_test.sh BUILD_DIR
+set -euo pipefail
+build="$1"
+here="$(cd "$(dirname "$0")" && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+cp -r "$here/outside_project" "$work/project"
+cmake -S "$work/project" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  >/dev/null
+MTLEMU_CACHE_DIR=off ctest --test-dir "$work/build" --output-on-failure
