@@ -526,4 +526,29 @@ Result<Size3> ParseSize3(std::string_view option, std::string_view arg) {
   return Size3{out[0], out[1], out[2]};
 }
 
+Result<std::pair<std::string, std::string>> ParseFunctionConstant(
+    std::string_view arg) {
+  const size_t eq = arg.find('=');
+  const size_t colon = arg.find(':', eq == std::string_view::npos ? 0 : eq);
+  if (eq == std::string_view::npos || eq == 0 ||
+      colon == std::string_view::npos || colon + 1 >= arg.size()) {
+    return ArgError("--constant", arg,
+                    "expected NAME=TYPE:VALUE or INDEX=TYPE:VALUE");
+  }
+  const std::string_view type_name = arg.substr(eq + 1, colon - eq - 1);
+  const std::optional<isa::ScalarType> type =
+      isa::ScalarTypeFromMetalName(type_name);
+  if (!type) {
+    return ArgError("--constant", arg,
+                    "unknown type " + Quote(type_name) + " (expected one of " +
+                        TypeList() + ")");
+  }
+  const std::string_view value = arg.substr(colon + 1);
+  Result<std::vector<uint8_t>> checked = ParseScalarValue(*type, value);
+  if (!checked.ok())
+    return ArgError("--constant", arg, checked.error().message);
+  return std::pair<std::string, std::string>{std::string(arg.substr(0, eq)),
+                                             std::string(value)};
+}
+
 }  // namespace mtlemu::cli

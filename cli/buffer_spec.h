@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -113,6 +114,12 @@ std::vector<uint8_t> MaterializeBuffer(const GeneratedBuffer& buffer);
 Result<BytesSpec> ParseBytesSpec(std::string_view arg);
 
 // `arg` is the text after --threadgroup-memory: "INDEX=BYTES".
+// --constant NAME=TYPE:V or INDEX=TYPE:V (a function constant's value, as
+// MTLFunctionConstantValues sets it). V is checked as a value of TYPE and
+// returned as text for the compiler: {NAME or INDEX, V}.
+Result<std::pair<std::string, std::string>> ParseFunctionConstant(
+    std::string_view arg);
+
 Result<ThreadgroupMemorySpec> ParseThreadgroupMemorySpec(std::string_view arg);
 
 // `arg` is "X[,Y[,Z]]"; `option` names the option in errors ("--grid").

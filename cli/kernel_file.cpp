@@ -24,9 +24,9 @@ Result<std::string> ReadTextFile(const std::string& path) {
   return text.str();
 }
 
-Result<std::shared_ptr<Library>> LoadLibrary(Device& device,
-                                             const std::string& path,
-                                             const std::string& kernel) {
+Result<std::shared_ptr<Library>> LoadLibrary(
+    Device& device, const std::string& path, const std::string& kernel,
+    const msl::CompileOptions& options) {
   Result<std::string> text = ReadTextFile(path);
   if (!text.ok()) return text.error();
   const std::string& data = text.value();
@@ -51,13 +51,14 @@ Result<std::shared_ptr<Library>> LoadLibrary(Device& device,
     const compiler::ModuleCache cache =
         compiler::ModuleCache::FromEnvironment();
     const std::optional<std::string> key =
-        compiler::ModuleCache::Key(data, path, {}, kernels);
+        compiler::ModuleCache::Key(data, path, options, kernels);
     if (key) {
       if (std::optional<isa::Module> cached = cache.Load(*key)) {
         return device.newLibraryWithModule(std::move(*cached));
       }
     }
-    Result<isa::Module> module = compiler::CompileMsl(data, path, {}, kernels);
+    Result<isa::Module> module =
+        compiler::CompileMsl(data, path, options, kernels);
     if (!module.ok()) return module.error();
     if (key) cache.Store(*key, module.value());
     return device.newLibraryWithModule(std::move(module).value());

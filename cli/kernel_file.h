@@ -6,15 +6,16 @@
 #include <string>
 
 #include "common/result.h"
+#include "compiler/msl/frontend.h"
 #include "emu/device/device.h"
 
 namespace mtlemu::cli {
 
 // ISA text (.s, .isa, .asm), a binary module (recognized by content), or
 // Metal Shading Language (.metal; only `kernel` is lowered when given).
-Result<std::shared_ptr<Library>> LoadLibrary(Device& device,
-                                             const std::string& path,
-                                             const std::string& kernel = "");
+Result<std::shared_ptr<Library>> LoadLibrary(
+    Device& device, const std::string& path, const std::string& kernel = "",
+    const msl::CompileOptions& options = {});
 
 // The whole file, or an error naming it.
 Result<std::string> ReadTextFile(const std::string& path);

@@ -53,6 +53,12 @@ int main(int argc, char** argv) {
                    "timeout")
       ->capture_default_str();
   run_cmd->add_flag("--quiet,-q", run.quiet, "Print only errors");
+  run_cmd->add_option("--constant", run.constants,
+                      "Function constant NAME=TYPE:V or INDEX=TYPE:V (.metal)");
+  run_cmd->add_option("-D", run.defines,
+                      "Preprocessor macro NAME[=VALUE] (.metal)");
+  run_cmd->add_flag("--no-fast-math", run.no_fast_math,
+                    "Compile .metal with fast math off");
 
   std::string asm_file, asm_output;
   CLI::App* asm_cmd = app.add_subcommand(
@@ -73,6 +79,8 @@ int main(int argc, char** argv) {
   compile_cmd->add_option("file", compile.file, "MSL source file")->required();
   compile_cmd->add_option("-D", compile.defines,
                           "Preprocessor macro NAME[=VALUE]");
+  compile_cmd->add_option("--constant", compile.constants,
+                          "Function constant NAME=TYPE:V or INDEX=TYPE:V");
   compile_cmd->add_flag("--no-fast-math", compile.no_fast_math,
                         "Compile with fast math off (Metal's default is on)");
   compile_cmd->add_flag("--emit-llvm", compile.emit_llvm,

@@ -10,6 +10,7 @@
 
 #include "cli/buffer_compare.h"
 #include "cli/buffer_spec.h"
+#include "cli/compile_options.h"
 #include "cli/exit_codes.h"
 #include "cli/kernel_file.h"
 #include "cli/npy.h"
@@ -198,8 +199,10 @@ int Run(const RunOptions& options) {
     progress.Update(done, total);
   };
 
-  std::shared_ptr<Library> library =
-      Unwrap(LoadLibrary(*device, options.file, options.kernel));
+  std::shared_ptr<Library> library = Unwrap(LoadLibrary(
+      *device, options.file, options.kernel,
+      Unwrap(MakeCompileOptions(options.defines, options.no_fast_math,
+                                options.constants))));
   std::shared_ptr<Function> function =
       Unwrap(library->newFunction(options.kernel));
   const isa::Kernel& kernel = function->kernel();

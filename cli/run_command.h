@@ -17,9 +17,12 @@ struct RunOptions {
   std::vector<std::string> buffers;             // INDEX=SPEC
   std::vector<std::string> bytes;               // INDEX=TYPE:V,...
   std::vector<std::string> threadgroup_memory;  // INDEX=BYTES
-  std::vector<std::string> outs;                // INDEX=PATH.npy
-  std::vector<std::string> expects;             // INDEX=PATH.npy
-  double rtol = 1e-5;                           // for --expect
+  std::vector<std::string> constants;           // NAME|INDEX=TYPE:V
+  std::vector<std::string> defines;             // NAME[=VALUE]
+  bool no_fast_math = false;
+  std::vector<std::string> outs;     // INDEX=PATH.npy
+  std::vector<std::string> expects;  // INDEX=PATH.npy
+  double rtol = 1e-5;                // for --expect
   double atol = 1e-6;
   int threads = 0;
   double timeout_seconds = 600;

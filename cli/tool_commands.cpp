@@ -6,6 +6,7 @@
 #include <fstream>
 #include <span>
 
+#include "cli/compile_options.h"
 #include "cli/exit_codes.h"
 #include "cli/kernel_file.h"
 #include "compiler/msl/frontend.h"
@@ -104,13 +105,10 @@ int ChipsCommand() {
 int CompileCommand(const CompileCommandOptions& options) {
   Result<std::string> text = ReadTextFile(options.file);
   if (!text.ok()) return Fail(text.error().message);
-  msl::CompileOptions compile;
-  compile.fast_math = !options.no_fast_math;
-  for (const std::string& d : options.defines) {
-    const size_t eq = d.find('=');
-    compile.macros.emplace_back(
-        d.substr(0, eq), eq == std::string::npos ? "" : d.substr(eq + 1));
-  }
+  Result<msl::CompileOptions> made = MakeCompileOptions(
+      options.defines, options.no_fast_math, options.constants);
+  if (!made.ok()) return Fail(made.error().message);
+  const msl::CompileOptions& compile = made.value();
   const msl::FrontendResult result =
       msl::CompileMsl(text.value(), options.file, compile);
   for (const std::string& w : result.warnings) {

@@ -16,7 +16,8 @@ int ChipsCommand();
 
 struct CompileCommandOptions {
   std::string file;
-  std::vector<std::string> defines;  // NAME or NAME=VALUE
+  std::vector<std::string> defines;    // NAME or NAME=VALUE
+  std::vector<std::string> constants;  // NAME|INDEX=TYPE:VALUE
   bool no_fast_math = false;
   bool emit_llvm = false;
 };

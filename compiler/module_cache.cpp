@@ -83,6 +83,9 @@ std::optional<std::string> ModuleCache::Key(
   for (const auto& [name, value] : options.macros) {
     h = Hash(std::string("\0D", 2) + name + "=" + value, h);
   }
+  for (const auto& [name, value] : options.function_constants) {
+    h = Hash(std::string("\0C", 2) + name + "=" + value, h);
+  }
   for (const std::string& k : kernels) h = Hash(std::string("\0K", 2) + k, h);
   return Hex(h);
 }

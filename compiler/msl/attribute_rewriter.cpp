@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
 
 namespace mtlemu::msl {
 namespace {
@@ -137,6 +138,31 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
       continue;
     }
     copy_to(i);
+    // A function constant: its value comes from a macro (see the header).
+    if (attributes.size() == 1 && attributes[0].name == "function_constant") {
+      size_t name_end = i;
+      while (name_end > 0 &&
+             std::isspace(static_cast<unsigned char>(s[name_end - 1]))) {
+        --name_end;
+      }
+      size_t name_start = name_end;
+      while (name_start > 0 && IsIdentifierChar(s[name_start - 1])) {
+        --name_start;
+      }
+      const std::string index_text = attributes[0].arguments;
+      char* end = nullptr;
+      const long index = std::strtol(index_text.c_str(), &end, 0);
+      if (name_start < name_end && end != index_text.c_str()) {
+        out.function_constants.push_back(
+            {std::string(s.substr(name_start, name_end - name_start)),
+             static_cast<int>(index)});
+        out.anchors.emplace_back(out.text.size(), i);
+        out.text += "= __MTLEMU_FC_" + std::to_string(index);
+        copied = close + 2;
+        i = close + 2;
+        continue;
+      }
+    }
     // GNU spelling: unlike [[...]] it is also allowed where MSL puts
     // [[host_name]], after `template` in an explicit instantiation.
     std::string replacement = "__attribute__((";

@@ -19,6 +19,16 @@ struct RewrittenSource {
   // each piece that was copied or replaced.
   std::vector<std::pair<size_t, size_t>> anchors;
 
+  // Function constants declared in the source (`constant T name
+  // [[function_constant(index)]];`), in order: each declaration became
+  // `constant T name = __MTLEMU_FC_<index>;`, a macro the front end defines
+  // as the value set for it, or `{}` when none is.
+  struct FunctionConstant {
+    std::string name;
+    int index;
+  };
+  std::vector<FunctionConstant> function_constants;
+
   // The original offset for an offset in `text`.
   size_t OriginalOffset(size_t rewritten) const;
 };

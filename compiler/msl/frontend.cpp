@@ -420,6 +420,19 @@ FrontendResult CompileMsl(std::string_view source, std::string_view file,
   for (const auto& [name, value] : options.macros) {
     args.push_back("-D" + name + (value.empty() ? "" : "=" + value));
   }
+  // Function constants: each declaration reads __MTLEMU_FC_<index>.
+  args.push_back("-Dis_function_constant_defined(x)=__mtlemu_fc_defined_##x");
+  for (const RewrittenSource::FunctionConstant& fc :
+       rewritten.function_constants) {
+    const std::string* value = nullptr;
+    for (const auto& [key, v] : options.function_constants) {
+      if (key == fc.name || key == std::to_string(fc.index)) value = &v;
+    }
+    args.push_back("-D__MTLEMU_FC_" + std::to_string(fc.index) + "=" +
+                   (value ? "(" + *value + ")" : std::string("{}")));
+    args.push_back("-D__mtlemu_fc_defined_" + fc.name + "=" +
+                   (value ? "1" : "0"));
+  }
   if (kShimPrelude != nullptr) {
     args.insert(args.end(), {"-include", kShimPrelude});
   }

@@ -27,6 +27,11 @@ namespace mtlemu::msl {
 struct CompileOptions {
   std::vector<std::pair<std::string, std::string>> macros;  // -D NAME=VALUE
   bool fast_math = true;                                    // Metal's default
+  // MTLFunctionConstantValues: function constant name (or index, as
+  // decimal text) -> the value as an MSL expression ("1", "2.5", "true").
+  // Constants not given are undefined: is_function_constant_defined()
+  // is false for them and they read as zero.
+  std::vector<std::pair<std::string, std::string>> function_constants;
 };
 
 enum class ParameterKind {

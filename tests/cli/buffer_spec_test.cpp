@@ -569,3 +569,25 @@ TEST(ParseSize3Test, Errors) {
 
 }  // namespace
 }  // namespace mtlemu::cli
+
+namespace mtlemu::cli {
+namespace {
+
+TEST(FunctionConstantSpec, ParsesNameOrIndexAndChecksTheValue) {
+  Result<std::pair<std::string, std::string>> by_name =
+      ParseFunctionConstant("scale=float:2.5");
+  ASSERT_TRUE(by_name.ok()) << by_name.error().message;
+  EXPECT_EQ(by_name.value().first, "scale");
+  EXPECT_EQ(by_name.value().second, "2.5");
+  Result<std::pair<std::string, std::string>> by_index =
+      ParseFunctionConstant("3=bool:true");
+  ASSERT_TRUE(by_index.ok());
+  EXPECT_EQ(by_index.value().first, "3");
+  EXPECT_FALSE(ParseFunctionConstant("x=int:2.5").ok());
+  EXPECT_FALSE(ParseFunctionConstant("x=floot:1").ok());
+  EXPECT_FALSE(ParseFunctionConstant("x").ok());
+  EXPECT_FALSE(ParseFunctionConstant("=int:1").ok());
+}
+
+}  // namespace
+}  // namespace mtlemu::cli

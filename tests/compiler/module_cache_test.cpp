@@ -43,6 +43,9 @@ TEST_F(ModuleCacheTest, KeysDependOnEverythingTheOutputDependsOn) {
   msl::CompileOptions macro;
   macro.macros.push_back({"N", "4"});
   EXPECT_NE(key, ModuleCache::Key(kSource, "a.metal", macro, {}));
+  msl::CompileOptions constant;
+  constant.function_constants.push_back({"scale", "2"});
+  EXPECT_NE(key, ModuleCache::Key(kSource, "a.metal", constant, {}));
   // A quoted include could change without the key seeing it.
   EXPECT_FALSE(ModuleCache::Key("#include \"mine.h\"\n", "a.metal", {}, {}));
   EXPECT_FALSE(ModuleCache::Key("#include  \"mine.h\"\n", "a.metal", {}, {}));

@@ -206,6 +206,47 @@ kernel void lookup(device float* out [[buffer(0)]],
   }
 }
 
+// MTLFunctionConstantValues: each set of values specializes the kernel;
+// unset constants are undefined (is_function_constant_defined is false).
+TEST(MslKernels, FunctionConstantsSpecializeTheKernel) {
+  constexpr char kSource[] = R"(
+#include <metal_stdlib>
+using namespace metal;
+constant bool has_bias [[function_constant(0)]];
+constant float scale [[function_constant(1)]];
+constant int extra [[function_constant(2)]];
+kernel void affine(device float* out [[buffer(0)]],
+                   uint id [[thread_position_in_grid]]) {
+  float v = float(id) * (is_function_constant_defined(scale) ? scale : 1.0f);
+  if (has_bias) v += 100.0f;
+  if (is_function_constant_defined(extra)) v += float(extra);
+  out[id] = v;
+})";
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> constants;
+    float scale, bias, extra;
+  };
+  const Case cases[] = {
+      {{}, 1.0f, 0.0f, 0.0f},
+      {{{"scale", "2.5"}, {"0", "true"}}, 2.5f, 100.0f, 0.0f},
+      {{{"2", "-7"}, {"has_bias", "false"}}, 1.0f, 0.0f, -7.0f},
+  };
+  for (const Case& c : cases) {
+    msl::CompileOptions options;
+    options.function_constants = c.constants;
+    KernelHarness h(
+        compiler::CompileMsl(kSource, "fc.metal", options, {"affine"}),
+        "affine");
+    h.SetBuffer(0, std::vector<float>(64));
+    ASSERT_TRUE(Runs(h, {64}, {64}));
+    const std::vector<float> out = h.Read<float>(0);
+    for (int i = 0; i < 64; ++i) {
+      EXPECT_EQ(out[i], static_cast<float>(i) * c.scale + c.bias + c.extra)
+          << i << " with " << c.constants.size() << " constants";
+    }
+  }
+}
+
 TEST(MslKernels, OutOfBoundsReportNamesTheMslLine) {
   KernelHarness h = Compile(R"(#include <metal_stdlib>
 using namespace metal;
