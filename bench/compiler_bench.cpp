@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.h"
 #include "compiler/msl_compiler.h"
 #include "emu/device/command_buffer.h"
 #include "emu/device/compute_command_encoder.h"
@@ -15,6 +16,7 @@
 
 namespace {
 
+using mtlemu::bench::Must;
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point start) {
@@ -32,20 +34,6 @@ kernel void vector_add(device const float* a [[buffer(0)]],
 }
 )";
 
-constexpr char kVectorAddIsa[] = R"(
-.kernel vector_add
-.buffer 0 u0 device float a
-.buffer 1 u2 device float b
-.buffer 2 u4 device float out
-    mov.u32 r0, %thread_position_in_grid.x
-    ld.device.f32 r3, [u0 + r0*4]
-    ld.device.f32 r4, [u2 + r0*4]
-    add.f32 r5, r3, r4
-    st.device.f32 [u4 + r0*4], r5
-    exit
-.end
-)";
-
 // A large file: `count` templated-style kernels, one of which is lowered.
 std::string ManyKernels(int count) {
   std::string s = "#include <metal_stdlib>\nusing namespace metal;\n";
@@ -58,15 +46,6 @@ std::string ManyKernels(int count) {
          ".0f);\n  a[id] = sqrt(fabs(x)) + sin(x);\n}\n";
   }
   return s;
-}
-
-template <class T>
-T Must(mtlemu::Result<T> r) {
-  if (!r.ok()) {
-    std::fprintf(stderr, "bench: %s\n", r.error().message.c_str());
-    std::exit(1);
-  }
-  return std::move(r).value();
 }
 
 double RunVectorAdd(mtlemu::Device& device, mtlemu::isa::Module module,
@@ -116,7 +95,8 @@ int main() {
   const double msl = RunVectorAdd(
       *device,
       Must(mtlemu::compiler::CompileMsl(kVectorAddMsl, "va.metal", {})), n);
-  auto library = Must(device->newLibraryWithISA(kVectorAddIsa, "va.s"));
+  auto library =
+      Must(device->newLibraryWithISA(mtlemu::bench::kVectorAddIsa, "va.s"));
   const double hand = RunVectorAdd(*device, library->module(), n);
   std::printf(
       "vector add, %llu floats: MSL %.4f s, hand-written ISA %.4f s, "

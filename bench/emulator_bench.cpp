@@ -13,12 +13,14 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_support.h"
 #include "emu/device/command_buffer.h"
 #include "emu/device/compute_command_encoder.h"
 #include "emu/device/device.h"
 
 namespace {
 
+using mtlemu::bench::Must;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kFmaPerIteration = 16;
@@ -46,29 +48,6 @@ std::string FmaChainKernel() {
        "    exit\n"
        ".end\n";
   return s;
-}
-
-constexpr char kVectorAdd[] = R"(
-.kernel vector_add
-.buffer 0 u0 device float a
-.buffer 1 u2 device float b
-.buffer 2 u4 device float out
-    mov.u32 r0, %thread_position_in_grid.x
-    ld.device.f32 r3, [u0 + r0*4]
-    ld.device.f32 r4, [u2 + r0*4]
-    add.f32 r5, r3, r4
-    st.device.f32 [u4 + r0*4], r5
-    exit
-.end
-)";
-
-template <class T>
-T Must(mtlemu::Result<T> r) {
-  if (!r.ok()) {
-    std::fprintf(stderr, "bench: %s\n", r.error().message.c_str());
-    std::exit(1);
-  }
-  return std::move(r).value();
 }
 
 struct Emulated {
@@ -183,7 +162,8 @@ int main(int argc, char** argv) {
     auto ba = Must(device->newBuffer(a.data(), n * 4));
     auto bb = Must(device->newBuffer(b.data(), n * 4));
     auto bo = Must(device->newBuffer(n * 4));
-    const Emulated e = RunKernel(*device, kVectorAdd, {ba, bb, bo}, n, repeats);
+    const Emulated e = RunKernel(*device, mtlemu::bench::kVectorAddIsa,
+                                 {ba, bb, bo}, n, repeats);
     std::vector<float> out(n);
     const double native_s = BestSeconds(repeats, [&] {
       for (uint64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];

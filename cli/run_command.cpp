@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "cli/buffer_compare.h"
 #include "cli/buffer_spec.h"
@@ -217,8 +218,10 @@ int Run(const RunOptions& options) {
       commands->computeCommandEncoder();
   encoder->setComputePipelineState(pipeline);
   for (auto& [index, b] : bound) Check(encoder->setBuffer(b.buffer, 0, index));
+  std::set<int> bytes_given;
   for (const std::string& text : options.bytes) {
     BytesSpec spec = Unwrap(ParseBytesSpec(text));
+    bytes_given.insert(spec.index);
     if (bound.count(spec.index)) {
       throw RunError(
           fmt::format("--bytes '{}': buffer index {} is already "
@@ -237,12 +240,7 @@ int Run(const RunOptions& options) {
     }
   }
   for (const isa::BufferArgument& arg : kernel.buffers) {
-    bool given = bound.count(arg.index) > 0;
-    for (const std::string& text : options.bytes) {
-      Result<BytesSpec> spec = ParseBytesSpec(text);
-      if (spec.ok() && spec.value().index == arg.index) given = true;
-    }
-    if (!given) {
+    if (!bound.count(arg.index) && !bytes_given.count(arg.index)) {
       throw RunError(fmt::format(
           "kernel '{}' needs {}: pass --buffer {}=... or --bytes {}=...",
           kernel.name, ArgumentDescription(arg), arg.index, arg.index));
