@@ -143,6 +143,9 @@ bool LowerBuiltinCall(const llvm::CallInst& call, const BuiltinEmitter& e,
     return true;
   }
   std::vector<std::string> parts = Split(name.drop_front(4));
+  // The ISA has no fence: the emulator's memory operations take effect in
+  // program order, and its atomics are sequentially consistent.
+  if (parts.size() == 1 && parts[0] == "atomic_thread_fence") return true;
   // air.convert.DST.SRC: a conversion (bfloat values travel as i16 bits).
   if (parts.size() == 3 && parts[0] == "convert" && has_result &&
       call.arg_size() == 1) {
@@ -169,8 +172,9 @@ bool LowerBuiltinCall(const llvm::CallInst& call, const BuiltinEmitter& e,
   i.op = *op;
   size_t next = 1;
   if (isa::ShapeHasSpace(i.info().shape) && next < parts.size()) {
-    i.space = parts[next] == "local" ? AddressSpace::kThreadgroup
-                                     : AddressSpace::kDevice;
+    i.space = parts[next] == "local"      ? AddressSpace::kThreadgroup
+              : parts[next] == "constant" ? AddressSpace::kConstant
+                                          : AddressSpace::kDevice;
     ++next;
   }
   if (next < parts.size()) {
@@ -180,6 +184,15 @@ bool LowerBuiltinCall(const llvm::CallInst& call, const BuiltinEmitter& e,
       return false;
     }
     i.type = *t;
+    ++next;
+  }
+  if (next < parts.size() && parts[next] == "transpose") {
+    i.transpose = true;
+    ++next;
+  }
+  if (next != parts.size()) {
+    error = "builtin '" + name.str() + "' (unknown suffix)";
+    return false;
   }
   switch (i.info().shape) {
     case isa::OpShape::kBarrier: {
@@ -244,6 +257,28 @@ bool LowerBuiltinCall(const llvm::CallInst& call, const BuiltinEmitter& e,
         }
         i.operands[k] = o;
       }
+      e.emit(i);
+      return true;
+    }
+    case isa::OpShape::kMatrixLoad:
+    case isa::OpShape::kMatrixStore: {
+      // A matrix is a <2 x T> value: a block of two registers.
+      const bool load = i.info().shape == isa::OpShape::kMatrixLoad;
+      if (call.arg_size() != (load ? 2u : 3u) || load != has_result) {
+        error = "builtin '" + name.str() + "' (unexpected signature)";
+        return false;
+      }
+      const Operand mem =
+          Operand::Memory(e.address(call.getArgOperand(0), i.space));
+      const Operand stride = e.operand(call.getArgOperand(load ? 1 : 2));
+      if (load) {
+        i.operands[0] = e.def(&call);
+        i.operands[1] = mem;
+      } else {
+        i.operands[0] = mem;
+        i.operands[1] = e.operand(call.getArgOperand(1));
+      }
+      i.operands[2] = stride;
       e.emit(i);
       return true;
     }

@@ -24,35 +24,37 @@ bool HasSideEffects(const isa::Instruction& inst) {
          inst.op == isa::Opcode::kSimdgroupLoad;
 }
 
-void Uses(const isa::Instruction& inst, std::set<uint32_t>& used) {
+// The registers (blocks, for parts) an instruction reads.
+void Uses(const isa::Instruction& inst, const RegisterParts& parts,
+          std::set<uint32_t>& used) {
+  auto use = [&](uint32_t v) { used.insert(parts.Resolve(v).first); };
   for (int i = 0; i < inst.NumOperands(); ++i) {
     const isa::Operand& op = inst.operands[i];
     if (op.kind == isa::OperandKind::kRegister &&
         !isa::IsDestination(inst, i)) {
-      used.insert(op.reg);
+      use(op.reg);
     } else if (op.kind == isa::OperandKind::kMemory) {
-      if (op.mem.base_kind == isa::OperandKind::kRegister) {
-        used.insert(op.mem.base);
-      }
-      if (op.mem.has_index) used.insert(op.mem.index);
+      if (op.mem.base_kind == isa::OperandKind::kRegister) use(op.mem.base);
+      if (op.mem.has_index) use(op.mem.index);
     }
   }
 }
 
 }  // namespace
 
-void RemoveDeadCode(isa::Kernel& kernel) {
+void RemoveDeadCode(isa::Kernel& kernel, const RegisterParts& parts) {
   bool changed = true;
   while (changed) {
     changed = false;
     std::set<uint32_t> used;
-    for (const isa::Instruction& inst : kernel.code) Uses(inst, used);
+    for (const isa::Instruction& inst : kernel.code) Uses(inst, parts, used);
     std::vector<bool> keep(kernel.code.size(), true);
     for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
       const isa::Instruction& inst = kernel.code[pc];
       if (HasSideEffects(inst)) continue;
       const isa::Operand& d = inst.operands[0];
-      if (d.kind == isa::OperandKind::kRegister && !used.count(d.reg)) {
+      if (d.kind == isa::OperandKind::kRegister &&
+          !used.count(parts.Resolve(d.reg).first)) {
         keep[pc] = false;
         changed = true;
       }

@@ -3,13 +3,15 @@
 // register allocation.
 #pragma once
 
+#include "compiler/air/register_parts.h"
 #include "isa/module.h"
 
 namespace mtlemu::air {
 
 // Works on virtual registers; keeps branches, memory writes, atomics,
 // barriers and SIMD-group functions (they are convergent). Branch targets
-// and labels are renumbered.
-void RemoveDeadCode(isa::Kernel& kernel);
+// and labels are renumbered. A write to a part of a register block is live
+// when any part of the block is read.
+void RemoveDeadCode(isa::Kernel& kernel, const RegisterParts& parts = {});
 
 }  // namespace mtlemu::air

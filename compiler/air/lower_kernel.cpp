@@ -184,6 +184,12 @@ class Lowering {
     if (const auto* c = llvm::dyn_cast<llvm::ConstantFP>(v)) {
       return Immediate(c->getValueAPF().bitcastToAPInt().getZExtValue());
     }
+    if (IsVector(v) && llvm::isa<llvm::Constant>(v)) {
+      // A constant vector where a block is needed (a builtin's argument).
+      const uint32_t block = NewVReg();
+      CopyElements(block, v);
+      return Operand::Reg(static_cast<int>(block));
+    }
     if (llvm::isa<llvm::UndefValue>(v) ||
         llvm::isa<llvm::ConstantPointerNull>(v)) {
       return Immediate(0);
@@ -266,6 +272,74 @@ class Lowering {
     return Operand::Reg(static_cast<int>(VRegFor(v)));
   }
 
+  // --- vector values (register_parts.h) --------------------------------------
+  // What scalarization leaves as vectors (builtin arguments and results such
+  // as simdgroup_matrix's <2 x T>, bitcasts between vectors and scalars, and
+  // the insertelement, extractelement, shufflevector, select and phi that
+  // connect them) lives in a block of registers: the value's vreg is the
+  // block, element i the part at offset i * RegistersPerElement.
+  static bool IsVector(const llvm::Value* v) {
+    return v->getType()->isVectorTy();
+  }
+  static unsigned NumElements(const llvm::Value* v) {
+    return llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements();
+  }
+  static int RegistersPerElement(const llvm::Value* v) {
+    return v->getType()->getScalarSizeInBits() > 32 ? 2 : 1;
+  }
+  ScalarType ElementType(const llvm::Value* v) {
+    const std::optional<ScalarType> t =
+        TypeOf(v->getType()->getScalarType(), false);
+    if (!t) {
+      Unsupported("vectors of type " + Printed(*v->getType()), v);
+      return ScalarType::kUInt;
+    }
+    return *t;
+  }
+  Operand Part(uint32_t whole, int offset) {
+    return Operand::Reg(static_cast<int>(
+        parts_.Part(whole, offset, [this] { return NewVReg(); })));
+  }
+  static bool IsUndefElement(const llvm::Value* v, unsigned i) {
+    if (llvm::isa<llvm::UndefValue>(v)) return true;
+    const auto* c = llvm::dyn_cast<llvm::Constant>(v);
+    return c != nullptr &&
+           llvm::isa_and_nonnull<llvm::UndefValue>(c->getAggregateElement(i));
+  }
+  Operand ElementOf(const llvm::Value* v, unsigned i) {
+    if (const auto* c = llvm::dyn_cast<llvm::Constant>(v)) {
+      const llvm::Constant* e = c->getAggregateElement(i);
+      if (e == nullptr) {
+        Unsupported("the vector constant " + Printed(*c), nullptr);
+        return Immediate(0);
+      }
+      return OperandFor(e);
+    }
+    return Part(VRegFor(v), static_cast<int>(i) * RegistersPerElement(v));
+  }
+  Operand ElementDef(const llvm::Value* v, unsigned i) {
+    return Part(VRegFor(v), static_cast<int>(i) * RegistersPerElement(v));
+  }
+  // Element i of `v` (a vector) or `v` itself (a scalar, i == 0).
+  Operand Piece(const llvm::Value* v, unsigned i) {
+    return IsVector(v) ? ElementOf(v, i) : OperandFor(v);
+  }
+  Operand PieceDef(const llvm::Value* v, unsigned i) {
+    return IsVector(v) ? ElementDef(v, i) : Def(v);
+  }
+  // Copies every defined element of `from` into the block `to`.
+  void CopyElements(uint32_t to, const llvm::Value* from) {
+    const ScalarType t = ElementType(from);
+    for (unsigned i = 0; i < NumElements(from); ++i) {
+      if (IsUndefElement(from, i)) continue;
+      Emit(Opcode::kMov, t,
+           {Part(to, static_cast<int>(i) * RegistersPerElement(from)),
+            ElementOf(from, i)});
+    }
+  }
+  bool LowerVectorInstruction(const llvm::Instruction& inst);
+  void LowerVectorBitcast(const llvm::CastInst& c);
+
   // --- pieces ---------------------------------------------------------------
   void SetUpArguments();
   void AllocateStaticMemory();
@@ -318,6 +392,7 @@ class Lowering {
   std::vector<Instruction> prologue_;
   std::map<const llvm::AllocaInst*, uint32_t> allocas_;
   std::map<const llvm::PHINode*, uint32_t> phi_temps_;
+  RegisterParts parts_;
   std::map<const llvm::BasicBlock*, uint32_t> block_start_;
   // Branch operands to patch with block start indices: (pc, operand, block).
   std::vector<std::tuple<size_t, int, const llvm::BasicBlock*>> fixups_;
@@ -547,8 +622,10 @@ Result<isa::Kernel> Lowering::Run() {
           block ? "bb" + std::to_string(target) : std::string("exit");
     }
   }
-  RemoveDeadCode(kernel_);
-  if (Status s = AllocateRegisters(kernel_); !s.ok()) return s.error();
+  RemoveDeadCode(kernel_, parts_);
+  if (Status s = AllocateRegisters(kernel_, parts_); !s.ok()) {
+    return s.error();
+  }
   return std::move(kernel_);
 }
 
@@ -557,9 +634,18 @@ void Lowering::LowerBlock(const llvm::BasicBlock& block) {
   // Phis read the temporaries their predecessors wrote.
   for (const llvm::PHINode& phi : block.phis()) {
     location_ = LocationOf(phi);
-    const ScalarType t = Type(&phi);
-    Emit(Opcode::kMov, t,
-         {Def(&phi), Operand::Reg(static_cast<int>(phi_temps_.at(&phi)))});
+    const uint32_t temp = phi_temps_.at(&phi);
+    if (IsVector(&phi)) {
+      const ScalarType t = ElementType(&phi);
+      for (unsigned i = 0; i < NumElements(&phi); ++i) {
+        Emit(Opcode::kMov, t,
+             {ElementDef(&phi, i),
+              Part(temp, static_cast<int>(i) * RegistersPerElement(&phi))});
+      }
+      continue;
+    }
+    Emit(Opcode::kMov, Type(&phi),
+         {Def(&phi), Operand::Reg(static_cast<int>(temp))});
   }
   for (const llvm::Instruction& inst : block) {
     if (llvm::isa<llvm::PHINode>(inst)) continue;
@@ -573,6 +659,10 @@ void Lowering::EmitPhiCopies(const llvm::BasicBlock& from,
                              const llvm::BasicBlock& to) {
   for (const llvm::PHINode& phi : to.phis()) {
     const llvm::Value* in = phi.getIncomingValueForBlock(&from);
+    if (IsVector(&phi)) {
+      CopyElements(phi_temps_.at(&phi), in);
+      continue;
+    }
     Emit(Opcode::kMov, Type(&phi),
          {Operand::Reg(static_cast<int>(phi_temps_.at(&phi))), OperandFor(in)});
   }
@@ -619,6 +709,7 @@ void Lowering::LowerBranch(const llvm::BranchInst& br) {
 }
 
 void Lowering::LowerInstruction(const llvm::Instruction& inst) {
+  if (LowerVectorInstruction(inst)) return;
   if (const auto* b = llvm::dyn_cast<llvm::BinaryOperator>(&inst)) {
     return LowerBinary(*b);
   }
@@ -701,6 +792,184 @@ void Lowering::LowerInstruction(const llvm::Instruction& inst) {
   Unsupported(
       "the LLVM instruction '" + std::string(inst.getOpcodeName()) + "'",
       &inst);
+}
+
+bool Lowering::LowerVectorInstruction(const llvm::Instruction& inst) {
+  if (const auto* ie = llvm::dyn_cast<llvm::InsertElementInst>(&inst)) {
+    const auto* index = llvm::dyn_cast<llvm::ConstantInt>(ie->getOperand(2));
+    if (index == nullptr) {
+      Unsupported("insertelement with a variable index", &inst);
+      return true;
+    }
+    const unsigned k = static_cast<unsigned>(index->getZExtValue());
+    const llvm::Value* vector = ie->getOperand(0);
+    const ScalarType t = ElementType(ie);
+    for (unsigned i = 0; i < NumElements(ie); ++i) {
+      if (i == k) {
+        Emit(Opcode::kMov, t,
+             {ElementDef(ie, i), OperandFor(ie->getOperand(1))});
+      } else if (!IsUndefElement(vector, i)) {
+        Emit(Opcode::kMov, t, {ElementDef(ie, i), ElementOf(vector, i)});
+      }
+    }
+    return true;
+  }
+  if (const auto* e = llvm::dyn_cast<llvm::ExtractElementInst>(&inst)) {
+    const llvm::Value* vector = e->getVectorOperand();
+    const auto* arg = llvm::dyn_cast<llvm::Argument>(vector);
+    if (arg != nullptr && specials_.count(arg)) return false;
+    const auto* index = llvm::dyn_cast<llvm::ConstantInt>(e->getIndexOperand());
+    if (index == nullptr) {
+      Unsupported("extractelement with a variable index", &inst);
+      return true;
+    }
+    Emit(Opcode::kMov, ElementType(vector),
+         {Def(e),
+          ElementOf(vector, static_cast<unsigned>(index->getZExtValue()))});
+    return true;
+  }
+  if (const auto* sv = llvm::dyn_cast<llvm::ShuffleVectorInst>(&inst)) {
+    const llvm::Value* a = sv->getOperand(0);
+    const llvm::Value* b = sv->getOperand(1);
+    const int n = static_cast<int>(NumElements(a));
+    const ScalarType t = ElementType(sv);
+    llvm::SmallVector<int, 16> mask;
+    sv->getShuffleMask(mask);
+    for (unsigned i = 0; i < mask.size(); ++i) {
+      const int m = mask[i];
+      if (m < 0) continue;
+      const llvm::Value* from = m < n ? a : b;
+      const unsigned at = static_cast<unsigned>(m < n ? m : m - n);
+      if (IsUndefElement(from, at)) continue;
+      Emit(Opcode::kMov, t, {ElementDef(sv, i), ElementOf(from, at)});
+    }
+    return true;
+  }
+  if (!IsVector(&inst)) return false;
+  if (const auto* s = llvm::dyn_cast<llvm::SelectInst>(&inst)) {
+    const llvm::Value* c = s->getCondition();
+    const ScalarType t = ElementType(s);
+    for (unsigned i = 0; i < NumElements(s); ++i) {
+      Emit(Opcode::kSelect, t,
+           {ElementDef(s, i), Piece(c, i), ElementOf(s->getTrueValue(), i),
+            ElementOf(s->getFalseValue(), i)});
+    }
+    return true;
+  }
+  if (const auto* f = llvm::dyn_cast<llvm::FreezeInst>(&inst)) {
+    CopyElements(VRegFor(f), f->getOperand(0));
+    return true;
+  }
+  if (const auto* c = llvm::dyn_cast<llvm::CastInst>(&inst);
+      c != nullptr && c->getOpcode() == llvm::Instruction::BitCast) {
+    LowerVectorBitcast(*c);
+    return true;
+  }
+  // Calls (builtins taking and returning vectors) and phis are lowered
+  // where all calls and phis are; anything else with a vector result is
+  // left for the generic path to report.
+  return false;
+}
+
+// A bitcast with a vector on either side: the bits go through 32-bit words
+// (or one narrower word when the whole value is narrower), packed from
+// elements narrower than a word with and/shl/or and unpacked with shr/and.
+void Lowering::LowerVectorBitcast(const llvm::CastInst& c) {
+  const llvm::Value* src = c.getOperand(0);
+  const unsigned sb = src->getType()->getScalarSizeInBits();
+  const unsigned db = c.getType()->getScalarSizeInBits();
+  const unsigned ns = IsVector(src) ? NumElements(src) : 1;
+  const unsigned nd = IsVector(&c) ? NumElements(&c) : 1;
+  if (sb == db) {
+    const ScalarType t = IsVector(&c) ? ElementType(&c) : Type(&c);
+    for (unsigned i = 0; i < nd; ++i) {
+      Emit(Opcode::kMov, t, {PieceDef(&c, i), Piece(src, i)});
+    }
+    return;
+  }
+  const unsigned total = sb * ns;
+  const unsigned word_bits = std::min(total, 32u);
+  if (total % word_bits != 0 || sb > 64 || db > 64 || sb % 8 || db % 8) {
+    Unsupported("a bitcast of " + Printed(*src->getType()) + " to " +
+                    Printed(*c.getType()),
+                &c);
+    return;
+  }
+  auto mask_of = [](unsigned bits) -> uint64_t {
+    return bits >= 32 ? 0xffffffffull : (1ull << bits) - 1;
+  };
+  auto temp = [this] { return Operand::Reg(static_cast<int>(NewVReg())); };
+  // Half `h` (0 low, 1 high) of a 64-bit operand.
+  auto half_of = [&](const Operand& o, int h) {
+    if (o.kind == isa::OperandKind::kImmediate) {
+      return Immediate((o.imm >> (32 * h)) & 0xffffffffull);
+    }
+    return Part(o.reg, h);
+  };
+  std::vector<Operand> words(total / word_bits);
+  for (unsigned w = 0; w < words.size(); ++w) {
+    if (sb == 64) {
+      words[w] = half_of(Piece(src, w / 2), static_cast<int>(w % 2));
+    } else if (sb == 32) {
+      words[w] = Piece(src, w);
+    } else {
+      const unsigned per_word = word_bits / sb;
+      Operand acc;
+      uint64_t constant_bits = 0;
+      for (unsigned j = 0; j < per_word; ++j) {
+        const unsigned e = w * per_word + j;
+        if (IsVector(src) && IsUndefElement(src, e)) continue;
+        const Operand piece = Piece(src, e);
+        if (piece.kind == isa::OperandKind::kImmediate) {
+          constant_bits |= (piece.imm & mask_of(sb)) << (j * sb);
+          continue;
+        }
+        const Operand t = temp();
+        Emit(Opcode::kAnd, ScalarType::kUInt,
+             {t, piece, Immediate(mask_of(sb))});
+        if (j > 0) {
+          Emit(Opcode::kShl, ScalarType::kUInt, {t, t, Immediate(j * sb)});
+        }
+        if (acc.kind == isa::OperandKind::kNone) {
+          acc = t;
+        } else {
+          Emit(Opcode::kOr, ScalarType::kUInt, {t, acc, t});
+          acc = t;
+        }
+      }
+      if (acc.kind == isa::OperandKind::kNone) {
+        acc = Immediate(constant_bits);
+      } else if (constant_bits != 0) {
+        Emit(Opcode::kOr, ScalarType::kUInt,
+             {acc, acc, Immediate(constant_bits)});
+      }
+      words[w] = acc;
+    }
+  }
+  for (unsigned e = 0; e < nd; ++e) {
+    const Operand d = PieceDef(&c, e);
+    if (db == 64) {
+      Emit(Opcode::kMov, ScalarType::kUInt, {Part(d.reg, 0), words[2 * e]});
+      Emit(Opcode::kMov, ScalarType::kUInt, {Part(d.reg, 1), words[2 * e + 1]});
+    } else if (db == 32) {
+      Emit(Opcode::kMov, ScalarType::kUInt, {d, words[e]});
+    } else {
+      const unsigned per_word = word_bits / db;
+      const Operand word = words[e / per_word];
+      const unsigned shift = (e % per_word) * db;
+      if (word.kind == isa::OperandKind::kImmediate) {
+        Emit(Opcode::kMov, ScalarType::kUInt,
+             {d, Immediate((word.imm >> shift) & mask_of(db))});
+        continue;
+      }
+      Operand bits = word;
+      if (shift != 0) {
+        bits = temp();
+        Emit(Opcode::kShr, ScalarType::kUInt, {bits, word, Immediate(shift)});
+      }
+      Emit(Opcode::kAnd, ScalarType::kUInt, {d, bits, Immediate(mask_of(db))});
+    }
+  }
 }
 
 void Lowering::LowerBinary(const llvm::BinaryOperator& b) {

@@ -22,7 +22,9 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/Operator.h>
 #include <llvm/IR/PassManager.h>
+#include <llvm/IR/ReplaceConstant.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
@@ -496,6 +498,38 @@ bool LowerMemIntrinsics(llvm::Function& function,
   return !intrinsics.empty();
 }
 
+// Step 6, second part: constant expressions become instructions, except a
+// constant offset into a threadgroup variable, which instruction selection
+// folds into an address. The others are address arithmetic the optimizers
+// folded into constants: `atomic_bool` in threadgroup memory, for one, rounds
+// its variable's address down to a word with ptrtoint, and, inttoptr.
+bool IsFoldedAddress(const llvm::ConstantExpr& e) {
+  const auto* gep = llvm::dyn_cast<llvm::GEPOperator>(&e);
+  if (gep == nullptr || !gep->hasAllConstantIndices()) return false;
+  const auto* g =
+      llvm::dyn_cast<llvm::GlobalVariable>(gep->getPointerOperand());
+  return g != nullptr && g->getAddressSpace() == kThreadgroupAddressSpace;
+}
+
+void ExpandConstantExpressions(llvm::Function& function) {
+  // Each round turns the outermost expressions into instructions, whose
+  // operands the next round looks at.
+  std::vector<std::pair<llvm::Instruction*, llvm::ConstantExpr*>> found;
+  int rounds = 0;
+  do {
+    found.clear();
+    for (llvm::Instruction& inst : llvm::instructions(function)) {
+      for (llvm::Value* operand : inst.operands()) {
+        auto* e = llvm::dyn_cast<llvm::ConstantExpr>(operand);
+        if (e != nullptr && !IsFoldedAddress(*e)) found.push_back({&inst, e});
+      }
+    }
+    for (auto [inst, e] : found) {
+      llvm::convertConstantExprsToInstructions(inst, e);
+    }
+  } while (!found.empty() && ++rounds < 64);
+}
+
 std::string Print(const llvm::Value& value) {
   std::string text;
   llvm::raw_string_ostream out(text);
@@ -652,6 +686,9 @@ Status PrepareModule(llvm::Module& module,
     mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
     mpm.addPass(llvm::GlobalDCEPass());
     passes.Run(mpm, module);
+  }
+  for (llvm::Function& f : module) {
+    if (!f.isDeclaration()) ExpandConstantExpressions(f);
   }
   // 7.
   std::string message;

@@ -18,7 +18,8 @@
 //   5. no llvm.memcpy / memmove / memset: copies become loads and stores of
 //      up to 32 bits (straight-line up to 64 accesses for a constant size,
 //      a loop beyond; a byte loop for a size known only at run time);
-//   6. no switch: only br;
+//   6. no switch: only br; no constant expression but a constant offset
+//      into a threadgroup variable (the rest become instructions);
 //   7. a module that passes llvm::verifyModule.
 //
 // What is left that the back end should refuse (a call to an undefined

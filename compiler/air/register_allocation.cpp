@@ -10,26 +10,32 @@ namespace {
 using isa::Instruction;
 using isa::OperandKind;
 
-// One register reference of an instruction: virtual register and span.
+// One register reference of an instruction: the virtual register (the
+// block, for a part), the offset into it, and the span.
 struct RegisterUse {
   uint32_t reg;
+  int offset;
   int span;
   bool def;
 };
 
-std::vector<RegisterUse> RegistersOf(const Instruction& inst) {
+std::vector<RegisterUse> RegistersOf(const Instruction& inst,
+                                     const RegisterParts& parts) {
   std::vector<RegisterUse> out;
+  auto add = [&](uint32_t v, int span, bool def) {
+    const auto [whole, offset] = parts.Resolve(v);
+    out.push_back({whole, offset, span, def});
+  };
   for (int i = 0; i < inst.NumOperands(); ++i) {
     const isa::Operand& op = inst.operands[i];
     if (op.kind == OperandKind::kRegister) {
-      out.push_back({op.reg, isa::OperandRegisterSpan(inst, i),
-                     isa::IsDestination(inst, i)});
+      add(op.reg, isa::OperandRegisterSpan(inst, i),
+          isa::IsDestination(inst, i));
     } else if (op.kind == OperandKind::kMemory) {
       if (op.mem.base_kind == OperandKind::kRegister) {
-        out.push_back(
-            {op.mem.base, isa::IsWideAddressSpace(inst.space) ? 2 : 1, false});
+        add(op.mem.base, isa::IsWideAddressSpace(inst.space) ? 2 : 1, false);
       }
-      if (op.mem.has_index) out.push_back({op.mem.index, 1, false});
+      if (op.mem.has_index) add(op.mem.index, 1, false);
     }
   }
   return out;
@@ -52,21 +58,21 @@ std::vector<uint32_t> Successors(const isa::Kernel& k, uint32_t pc) {
 
 }  // namespace
 
-Status AllocateRegisters(isa::Kernel& kernel) {
+Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts) {
   const uint32_t n = static_cast<uint32_t>(kernel.code.size());
   // Virtual registers and their widths (a 64-bit value is one virtual
   // register of width 2).
   std::vector<std::vector<RegisterUse>> regs(n);
   uint32_t num_vregs = 0;
   for (uint32_t pc = 0; pc < n; ++pc) {
-    regs[pc] = RegistersOf(kernel.code[pc]);
+    regs[pc] = RegistersOf(kernel.code[pc], parts);
     for (const RegisterUse& r : regs[pc])
       num_vregs = std::max(num_vregs, r.reg + 1);
   }
   std::vector<int> width(num_vregs, 1);
   for (const auto& list : regs) {
     for (const RegisterUse& r : list)
-      width[r.reg] = std::max(width[r.reg], r.span);
+      width[r.reg] = std::max(width[r.reg], r.offset + r.span);
   }
 
   // Backward dataflow: live-in per instruction, as sorted vectors of vregs.
@@ -83,9 +89,10 @@ Status AllocateRegisters(isa::Kernel& kernel) {
                        live_in[s].end(), std::back_inserter(merged));
         live.swap(merged);
       }
-      // live_in = uses ∪ (live_out − defs)
+      // live_in = uses ∪ (live_out − defs); writing a part of a block
+      // leaves the rest of it live.
       for (const RegisterUse& r : regs[pc]) {
-        if (r.def) {
+        if (r.def && r.offset == 0 && r.span >= width[r.reg]) {
           auto it = std::lower_bound(live.begin(), live.end(), r.reg);
           if (it != live.end() && *it == r.reg) live.erase(it);
         }
@@ -156,18 +163,20 @@ Status AllocateRegisters(isa::Kernel& kernel) {
     active.push_back(v);
   }
 
+  auto physical = [&](uint16_t v) {
+    const auto [whole, offset] = parts.Resolve(v);
+    return static_cast<uint16_t>(assigned[whole] + offset);
+  };
   for (Instruction& inst : kernel.code) {
     for (int i = 0; i < inst.NumOperands(); ++i) {
       isa::Operand& op = inst.operands[i];
       if (op.kind == OperandKind::kRegister) {
-        op.reg = static_cast<uint16_t>(assigned[op.reg]);
+        op.reg = physical(op.reg);
       } else if (op.kind == OperandKind::kMemory) {
         if (op.mem.base_kind == OperandKind::kRegister) {
-          op.mem.base = static_cast<uint16_t>(assigned[op.mem.base]);
+          op.mem.base = physical(op.mem.base);
         }
-        if (op.mem.has_index) {
-          op.mem.index = static_cast<uint16_t>(assigned[op.mem.index]);
-        }
+        if (op.mem.has_index) op.mem.index = physical(op.mem.index);
       }
     }
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "compiler/air/register_parts.h"
 #include "isa/module.h"
 
 namespace mtlemu::air {
@@ -14,6 +15,8 @@ namespace mtlemu::air {
 // sets kernel.registers. Fails when more than 256 registers would be live
 // at once. Per-lane liveness is correct under SIMT execution: writes are
 // masked, so a lane's register is only ever touched on that lane's path.
-Status AllocateRegisters(isa::Kernel& kernel);
+// A part (register_parts.h) lands at its whole's register plus its offset;
+// writing a part does not end the whole's earlier life.
+Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts = {});
 
 }  // namespace mtlemu::air

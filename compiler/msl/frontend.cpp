@@ -10,6 +10,7 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/MultiplexConsumer.h>
+#include <clang/Sema/SemaConsumer.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/VirtualFileSystem.h>
@@ -20,6 +21,7 @@
 
 #include "compiler/msl/attribute_rewriter.h"
 #include "compiler/msl/shim_files.h"
+#include "compiler/msl/threadgroup_variables.h"
 
 namespace mtlemu::msl {
 namespace {
@@ -43,6 +45,7 @@ class DiagnosticCollector : public clang::DiagnosticConsumer {
 
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
                         const clang::Diagnostic& info) override {
+    if (IsThreadgroupAttributeNoise(info)) return;
     DiagnosticConsumer::HandleDiagnostic(level, info);
     if (level < clang::DiagnosticsEngine::Warning) return;
     llvm::SmallString<256> message;
@@ -224,7 +227,7 @@ bool IsKernel(const clang::FunctionDecl& f) {
   return pattern != nullptr && pattern != &f && IsKernel(*pattern);
 }
 
-class KernelCollector : public clang::ASTConsumer,
+class KernelCollector : public clang::SemaConsumer,
                         public clang::RecursiveASTVisitor<KernelCollector> {
  public:
   KernelCollector(clang::CompilerInstance& ci, FrontendResult& out)
@@ -235,6 +238,9 @@ class KernelCollector : public clang::ASTConsumer,
   void Initialize(clang::ASTContext& ctx) override {
     ctx_ = &ctx;
     names_ = std::make_unique<clang::ASTNameGenerator>(ctx);
+  }
+  void InitializeSema(clang::Sema& sema) override {
+    InstallThreadgroupVariableSupport(sema);
   }
 
   // Runs before code generation sees the declarations (this consumer comes
@@ -257,6 +263,10 @@ class KernelCollector : public clang::ASTConsumer,
   bool VisitFunctionDecl(clang::FunctionDecl* f) {
     if (!IsKernel(*f) || !f->hasBody()) return true;
     if (f->isDependentContext() || !seen_.insert(f).second) return true;
+    // Kernels get OpenCL's kernel attribute only for clang's checks of
+    // threadgroup variables (threadgroup_variables.h); code generation
+    // sees ordinary, mangled functions.
+    f->dropAttr<clang::OpenCLKernelAttr>();
     KernelDeclaration k;
     k.name = f->getNameAsString();
     k.ir_name = names_->getName(f);

@@ -452,7 +452,7 @@ __global const float kOffsets[8] = {0, 1, 0, 1, 0, 1, 0, 1};
 kernel void tg(__global float* a [[buffer(0)]],
                unsigned int id [[thread_position_in_grid]],
                unsigned int lid [[thread_position_in_threadgroup]]) {
-  __local float tile[64];
+  threadgroup float tile[64];
   tile[lid] = a[id] * kTable[id & 7] + kOffsets[lid & 7];
   barrier_all(2, 1);
   a[id] = tile[63 - lid];

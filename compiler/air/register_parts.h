@@ -1,0 +1,44 @@
+// Virtual registers that alias part of a wider one. A vector value that
+// survives scalarization (simdgroup_matrix's <2 x float>, a half2 bitcast to
+// a uint) lives in a block of consecutive registers: the vector's virtual
+// register is the block, and element i is a virtual register of its own
+// that is "part of the block at offset i * registers-per-element". The
+// 32-bit halves of a 64-bit value are parts the same way. Register
+// allocation places a block once; its parts follow it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <utility>
+
+namespace mtlemu::air {
+
+class RegisterParts {
+ public:
+  // The virtual register for (whole, offset), made on first use by
+  // `make_vreg`; parts of parts resolve to the outermost whole.
+  template <typename MakeVReg>
+  uint32_t Part(uint32_t whole, int offset, MakeVReg make_vreg) {
+    const auto [root, base] = Resolve(whole);
+    auto [it, inserted] = by_place_.try_emplace({root, base + offset}, 0);
+    if (inserted) {
+      it->second = make_vreg();
+      of_[it->second] = {root, base + offset};
+    }
+    return it->second;
+  }
+
+  // (whole, offset) for a part; (v, 0) for any other register.
+  std::pair<uint32_t, int> Resolve(uint32_t v) const {
+    auto it = of_.find(v);
+    return it == of_.end() ? std::pair<uint32_t, int>{v, 0} : it->second;
+  }
+
+  bool empty() const { return of_.empty(); }
+
+ private:
+  std::map<uint32_t, std::pair<uint32_t, int>> of_;
+  std::map<std::pair<uint32_t, int>, uint32_t> by_place_;
+};
+
+}  // namespace mtlemu::air

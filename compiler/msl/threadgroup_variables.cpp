@@ -1,0 +1,112 @@
+#include "compiler/msl/threadgroup_variables.h"
+
+#include <clang/AST/Attr.h>
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticSema.h>
+#include <clang/Sema/ParsedAttr.h>
+#include <clang/Sema/Scope.h>
+#include <clang/Sema/Sema.h>
+#include <clang/Sema/TemplateInstCallback.h>
+
+#include <memory>
+#include <vector>
+
+namespace mtlemu::msl {
+namespace {
+
+bool IsTaggedKernel(const clang::FunctionDecl& f) {
+  if (f.hasAttr<clang::OpenCLKernelAttr>()) return true;
+  for (const auto* a : f.specific_attrs<clang::AnnotateAttr>()) {
+    if (a->getAnnotation() == "metal.kernel") return true;
+  }
+  return false;
+}
+
+// `__attribute__((mtlemu_threadgroup_variable))`: on a threadgroup variable
+// declared in a kernel's body, makes the kernel an OpenCL kernel for clang's
+// checks. Anywhere else (parameters, fields, helpers) it does nothing, and a
+// threadgroup variable in a helper function stays clang's error, as in Metal.
+class ThreadgroupVariableAttribute : public clang::ParsedAttrInfo {
+ public:
+  ThreadgroupVariableAttribute() {
+    static constexpr Spelling kSpellings[] = {
+        {clang::ParsedAttr::AS_GNU, kThreadgroupVariableAttribute.data()}};
+    Spellings = kSpellings;
+  }
+
+  bool diagAppertainsToDecl(clang::Sema&, const clang::ParsedAttr&,
+                            const clang::Decl*) const override {
+    return true;
+  }
+
+  AttrHandling handleDeclAttribute(clang::Sema& sema, clang::Decl* d,
+                                   const clang::ParsedAttr&) const override {
+    auto* v = llvm::dyn_cast<clang::VarDecl>(d);
+    if (v == nullptr || llvm::isa<clang::ParmVarDecl>(v) ||
+        v->getType().getAddressSpace() != clang::LangAS::opencl_local) {
+      return AttributeApplied;
+    }
+    clang::FunctionDecl* f = sema.getCurFunctionDecl();
+    if (f != nullptr && !f->hasAttr<clang::OpenCLKernelAttr>() &&
+        IsTaggedKernel(*f)) {
+      f->addAttr(clang::OpenCLKernelAttr::CreateImplicit(sema.Context));
+    }
+    return AttributeApplied;
+  }
+};
+
+clang::ParsedAttrInfoRegistry::Add<ThreadgroupVariableAttribute> registered(
+    kThreadgroupVariableAttribute.data(), "a threadgroup variable");
+
+// While a kernel template's body is instantiated, the current scope counts
+// as a function scope (and as it was afterwards).
+class KernelInstantiationScope : public clang::TemplateInstantiationCallback {
+ public:
+  void initialize(const clang::Sema&) override {}
+  void finalize(const clang::Sema&) override {}
+
+  void atTemplateBegin(const clang::Sema& sema,
+                       const clang::Sema::CodeSynthesisContext& c) override {
+    const auto* f = llvm::dyn_cast_or_null<clang::FunctionDecl>(c.Entity);
+    clang::Scope* scope = sema.getCurScope();
+    if (c.Kind == clang::Sema::CodeSynthesisContext::TemplateInstantiation &&
+        f != nullptr && f->hasAttr<clang::OpenCLKernelAttr>() &&
+        scope != nullptr && !scope->isFunctionScope()) {
+      saved_.push_back({scope, scope->getFlags()});
+      scope->setFlags(scope->getFlags() | clang::Scope::FnScope);
+    } else {
+      saved_.push_back({nullptr, 0});
+    }
+  }
+
+  void atTemplateEnd(const clang::Sema&,
+                     const clang::Sema::CodeSynthesisContext&) override {
+    if (saved_.empty()) return;
+    const auto [scope, flags] = saved_.back();
+    saved_.pop_back();
+    if (scope != nullptr) scope->setFlags(flags);
+  }
+
+ private:
+  std::vector<std::pair<clang::Scope*, unsigned>> saved_;
+};
+
+}  // namespace
+
+void InstallThreadgroupVariableSupport(clang::Sema& sema) {
+  sema.TemplateInstCallbacks.push_back(
+      std::make_unique<KernelInstantiationScope>());
+}
+
+bool IsThreadgroupAttributeNoise(const clang::Diagnostic& info) {
+  if (info.getID() != clang::diag::warn_attribute_not_on_decl) return false;
+  if (info.getNumArgs() < 1) return false;
+  if (info.getArgKind(0) == clang::DiagnosticsEngine::ak_identifierinfo) {
+    const clang::IdentifierInfo* name = info.getArgIdentifier(0);
+    return name != nullptr &&
+           name->getName() == llvm::StringRef(kThreadgroupVariableAttribute);
+  }
+  return false;
+}
+
+}  // namespace mtlemu::msl
