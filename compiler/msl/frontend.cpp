@@ -20,13 +20,13 @@
 #include <set>
 
 #include "compiler/msl/attribute_rewriter.h"
+#include "compiler/msl/clang_invocation.h"
+#include "compiler/msl/precompiled_shims.h"
 #include "compiler/msl/shim_files.h"
 #include "compiler/msl/threadgroup_variables.h"
 
 namespace mtlemu::msl {
 namespace {
-
-constexpr char kShimDirectory[] = "/__mtlemu/metal/include";
 
 // --- diagnostics
 // ---------------------------------------------------------------
@@ -388,45 +388,22 @@ FrontendResult CompileMsl(std::string_view source, std::string_view file,
   std::error_code ec;
   std::string path = std::filesystem::absolute(std::string(file), ec).string();
   if (ec) path = "/" + std::string(file);
-  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  auto memory = ShimFileSystem();
   memory->addFile(path, 0,
                   llvm::MemoryBuffer::getMemBufferCopy(rewritten.text));
-  for (size_t i = 0; i < kNumShimFiles; ++i) {
-    memory->addFile(std::string(kShimDirectory) + "/" + kShimFiles[i].name, 0,
-                    llvm::MemoryBuffer::getMemBuffer(kShimFiles[i].text));
+  const std::string_view pch = CanUseShimPch(options)
+                                   ? EmbeddedShimPch(options.fast_math)
+                                   : std::string_view();
+  if (!pch.empty()) {
+    memory->addFile(kShimPchPath, 0,
+                    llvm::MemoryBuffer::getMemBuffer(
+                        llvm::StringRef(pch.data(), pch.size()), "", false));
   }
   auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
       llvm::vfs::getRealFileSystem());
   overlay->pushOverlay(memory);
 
-  // cc1 arguments: C++ for OpenCL without OpenCL's own headers.
-  std::vector<std::string> args = {"-triple",
-                                   "spir64-unknown-unknown",
-                                   "-x",
-                                   "clcpp",
-                                   "-cl-std=clc++2021",
-                                   "-O2",
-                                   "-disable-llvm-passes",
-                                   "-fno-builtin",
-                                   "-fno-threadsafe-statics",
-                                   "-debug-info-kind=line-tables-only",
-                                   "-dwarf-version=4",
-                                   "-isystem",
-                                   kShimDirectory,
-                                   "-cl-single-precision-constant",
-                                   "-cl-ext=-cl_khr_fp64,-__opencl_c_fp64",
-                                   "-D__METAL_VERSION__=310",
-                                   "-D__METAL__=1",
-                                   "-D__MTLEMU__=1"};
-  // Metal's fast math: contraction and relaxed algebra, but NaN and inf are
-  // still honoured (isnan and friends are not folded away).
-  if (options.fast_math) {
-    args.insert(args.end(),
-                {"-ffp-contract=fast", "-fapprox-func", "-fno-signed-zeros",
-                 "-freciprocal-math", "-D__FAST_MATH__=1"});
-  } else {
-    args.push_back("-ffp-contract=on");
-  }
+  std::vector<std::string> args = BaseArguments(options.fast_math);
   for (const auto& [name, value] : options.macros) {
     args.push_back("-D" + name + (value.empty() ? "" : "=" + value));
   }
@@ -443,7 +420,9 @@ FrontendResult CompileMsl(std::string_view source, std::string_view file,
     args.push_back("-D__mtlemu_fc_defined_" + fc.name + "=" +
                    (value ? "1" : "0"));
   }
-  if (kShimPrelude != nullptr) {
+  if (!pch.empty()) {
+    args.insert(args.end(), {"-include-pch", kShimPchPath});
+  } else if (kShimPrelude != nullptr) {
     args.insert(args.end(), {"-include", kShimPrelude});
   }
   args.push_back(path);

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
 
 #include "compiler/msl/attribute_rewriter.h"
 #include "compiler/msl/frontend.h"
+#include "compiler/msl/precompiled_shims.h"
 
 namespace mtlemu::msl {
 namespace {
@@ -115,6 +117,45 @@ TEST(AttributeRewriter, KeepsStandardAttributesCommentsAndStrings) {
       << r.text;
   // Every original line is still there, in order.
   EXPECT_EQ(std::count(r.text.begin(), r.text.end(), '\n'), 3);
+}
+
+// The embedded precompiled shims change nothing but the speed: the same
+// source compiles to the same LLVM IR with them and without (a macro the
+// shims read turns them off).
+TEST(MslFrontend, PrecompiledShimsGiveTheSameModule) {
+  constexpr char kSource[] = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float4* v [[buffer(0)]], device atomic_uint* n [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  float4 x = v[i];
+  v[i] = select(x, normalize(x) * simd_sum(x.w), x.yzwx > 0.5f);
+  atomic_fetch_add_explicit(n, popcount(i), memory_order_relaxed);
+}
+)";
+  for (const bool fast : {true, false}) {
+    CompileOptions with;
+    with.fast_math = fast;
+    CompileOptions without = with;
+    without.macros.push_back({"MTLEMU_TEST_WITHOUT_PCH", "1"});
+    EXPECT_FALSE(EmbeddedShimPch(fast).empty());
+    EXPECT_TRUE(CanUseShimPch(with));
+    EXPECT_FALSE(CanUseShimPch(without));
+    FrontendResult a = CompileMsl(kSource, "k.metal", with);
+    FrontendResult b = CompileMsl(kSource, "k.metal", without);
+    ASSERT_TRUE(a.ok()) << isa::FormatDiagnostics(a.errors);
+    ASSERT_TRUE(b.ok()) << isa::FormatDiagnostics(b.errors);
+    const llvm::Function* fa = a.module->getFunction(a.kernels[0].ir_name);
+    const llvm::Function* fb = b.module->getFunction(b.kernels[0].ir_name);
+    ASSERT_NE(fa, nullptr);
+    ASSERT_NE(fb, nullptr);
+    EXPECT_EQ(fa->getInstructionCount(), fb->getInstructionCount());
+    EXPECT_EQ(a.module->size(), b.module->size());
+    std::string ta, tb;
+    llvm::raw_string_ostream(ta) << *fa;
+    llvm::raw_string_ostream(tb) << *fb;
+    EXPECT_EQ(ta, tb);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,53 @@
+#include "compiler/msl/clang_invocation.h"
+
+#include <llvm/Support/MemoryBuffer.h>
+
+#include "compiler/msl/shim_files.h"
+
+namespace mtlemu::msl {
+
+std::vector<std::string> BaseArguments(bool fast_math) {
+  // C++ for OpenCL without OpenCL's own headers.
+  std::vector<std::string> args = {"-triple",
+                                   "spir64-unknown-unknown",
+                                   "-x",
+                                   "clcpp",
+                                   "-cl-std=clc++2021",
+                                   "-O2",
+                                   "-disable-llvm-passes",
+                                   "-fno-builtin",
+                                   "-fno-threadsafe-statics",
+                                   "-debug-info-kind=line-tables-only",
+                                   "-dwarf-version=4",
+                                   "-isystem",
+                                   kShimDirectory,
+                                   "-cl-single-precision-constant",
+                                   "-cl-ext=-cl_khr_fp64,-__opencl_c_fp64",
+                                   "-D__METAL_VERSION__=310",
+                                   "-D__METAL__=1",
+                                   "-D__MTLEMU__=1"};
+  // Metal's fast math: contraction and relaxed algebra, but NaN and inf are
+  // still honoured (isnan and friends are not folded away).
+  if (fast_math) {
+    args.insert(args.end(),
+                {"-ffp-contract=fast", "-fapprox-func", "-fno-signed-zeros",
+                 "-freciprocal-math", "-D__FAST_MATH__=1"});
+  } else {
+    args.push_back("-ffp-contract=on");
+  }
+  return args;
+}
+
+llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> ShimFileSystem() {
+  auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
+  for (size_t i = 0; i < kNumShimFiles; ++i) {
+    memory->addFile(std::string(kShimDirectory) + "/" + kShimFiles[i].name, 0,
+                    llvm::MemoryBuffer::getMemBuffer(kShimFiles[i].text));
+  }
+  memory->addFile(
+      kShimPchHeader, 0,
+      llvm::MemoryBuffer::getMemBuffer("#include <metal_stdlib>\n"));
+  return memory;
+}
+
+}  // namespace mtlemu::msl
