@@ -221,8 +221,7 @@ int Run(const RunOptions& options) {
   std::set<int> bytes_given;
   for (const std::string& text : options.bytes) {
     BytesSpec spec = Unwrap(ParseBytesSpec(text));
-    bytes_given.insert(spec.index);
-    if (bound.count(spec.index)) {
+    if (!bytes_given.insert(spec.index).second || bound.count(spec.index)) {
       throw RunError(
           fmt::format("--bytes '{}': buffer index {} is already "
                       "given",

@@ -197,6 +197,15 @@ INSTANTIATE_TEST_SUITE_P(
         std::pair<std::string, std::string>{"0=float[4]:random(x)", "seed 'x'"},
         std::pair<std::string, std::string>{"0=float[4", "missing ']'"}));
 
+TEST_F(CliErrorsTest, SameIndexGivenTwice) {
+  ExpectBadInput(VectorAddRun({"--buffer", "0=float[4]:iota", "--bytes",
+                               "3=uint:5"}),
+                 "--bytes '3=uint:5': buffer index 3 is already given");
+  ExpectBadInput(VectorAddRun({"--buffer", "0=float[4]:iota", "--bytes",
+                               "2=float:1"}),
+                 "--bytes '2=float:1': buffer index 2 is already given");
+}
+
 TEST_F(CliErrorsTest, MissingNpyFile) {
   const std::string path = dir_.Path("missing.npy");
   ExpectBadInput(VectorAddRun({"--buffer", "0=" + path}), path + ": ");
