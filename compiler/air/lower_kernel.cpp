@@ -423,7 +423,10 @@ void Lowering::SetUpArguments() {
         isa::BufferArgument b;
         b.index = p.index;
         b.uniform = uniform;
-        b.space = SpaceOfPointer(a.getType()) == AddressSpace::kConstant
+        // `constant` is read-only device memory in the IR; the front end
+        // knows which it was.
+        b.space = SpaceOfPointer(a.getType()) == AddressSpace::kConstant ||
+                          p.space == AddressSpace::kConstant
                       ? AddressSpace::kConstant
                       : AddressSpace::kDevice;
         b.element = p.element;

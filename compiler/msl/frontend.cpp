@@ -22,8 +22,8 @@
 #include "compiler/msl/attribute_rewriter.h"
 #include "compiler/msl/clang_invocation.h"
 #include "compiler/msl/precompiled_shims.h"
+#include "compiler/msl/shim_attributes.h"
 #include "compiler/msl/shim_files.h"
-#include "compiler/msl/threadgroup_variables.h"
 
 namespace mtlemu::msl {
 namespace {
@@ -45,7 +45,7 @@ class DiagnosticCollector : public clang::DiagnosticConsumer {
 
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
                         const clang::Diagnostic& info) override {
-    if (IsThreadgroupAttributeNoise(info)) return;
+    if (IsShimAttributeNoise(info)) return;
     DiagnosticConsumer::HandleDiagnostic(level, info);
     if (level < clang::DiagnosticsEngine::Warning) return;
     llvm::SmallString<256> message;
@@ -264,7 +264,7 @@ class KernelCollector : public clang::SemaConsumer,
     if (!IsKernel(*f) || !f->hasBody()) return true;
     if (f->isDependentContext() || !seen_.insert(f).second) return true;
     // Kernels get OpenCL's kernel attribute only for clang's checks of
-    // threadgroup variables (threadgroup_variables.h); code generation
+    // threadgroup variables (shim_attributes.h); code generation
     // sees ordinary, mangled functions.
     f->dropAttr<clang::OpenCLKernelAttr>();
     KernelDeclaration k;
@@ -304,6 +304,9 @@ class KernelCollector : public clang::SemaConsumer,
     if (t->isPointerType() || t->isReferenceType()) {
       pointee = t->getPointeeType();
       out.space = SpaceOf(pointee.getAddressSpace());
+      if (out.space == isa::AddressSpace::kDevice && IsConstantParameter(p)) {
+        out.space = isa::AddressSpace::kConstant;
+      }
       out.element = ScalarTypeOf(pointee);
     }
     const std::vector<MetalAttribute> attributes = MetalAttributesOf(&p, *ctx_);

@@ -119,6 +119,32 @@ TEST(AttributeRewriter, KeepsStandardAttributesCommentsAndStrings) {
   EXPECT_EQ(std::count(r.text.begin(), r.text.end(), '\n'), 3);
 }
 
+// MSL's `constant` is read-only device memory in the IR, but the argument
+// table still says constant; helpers may take constant pointers too.
+TEST(MslFrontend, ConstantParametersKeepTheirAddressSpace) {
+  FrontendResult r = CompileMsl(R"(
+#include <metal_stdlib>
+using namespace metal;
+struct P { float a; uint n; };
+float get(constant P& p, constant float* t, uint i) { return p.a * t[i % 4]; }
+kernel void k(device float* out [[buffer(0)]], constant P& p [[buffer(1)]],
+              const constant float* t [[buffer(2)]], device const float* d [[buffer(3)]],
+              uint i [[thread_position_in_grid]]) {
+  if (i < p.n) out[i] = get(p, t, i) + d[i] + float((constant float*)t == t);
+}
+)",
+                                "k.metal", {});
+  ASSERT_TRUE(r.ok()) << isa::FormatDiagnostics(r.errors);
+  ASSERT_EQ(r.kernels.size(), 1u);
+  const auto& params = r.kernels[0].parameters;
+  ASSERT_EQ(params.size(), 5u);
+  EXPECT_EQ(params[0].space, isa::AddressSpace::kDevice);
+  EXPECT_EQ(params[1].space, isa::AddressSpace::kConstant);
+  EXPECT_EQ(params[2].space, isa::AddressSpace::kConstant);
+  EXPECT_EQ(params[3].space, isa::AddressSpace::kDevice);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+}
+
 // The embedded precompiled shims change nothing but the speed: the same
 // source compiles to the same LLVM IR with them and without (a macro the
 // shims read turns them off).

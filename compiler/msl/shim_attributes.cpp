@@ -1,4 +1,4 @@
-#include "compiler/msl/threadgroup_variables.h"
+#include "compiler/msl/shim_attributes.h"
 
 #include <clang/AST/Attr.h>
 #include <clang/Basic/Diagnostic.h>
@@ -58,6 +58,36 @@ class ThreadgroupVariableAttribute : public clang::ParsedAttrInfo {
 clang::ParsedAttrInfoRegistry::Add<ThreadgroupVariableAttribute> registered(
     kThreadgroupVariableAttribute.data(), "a threadgroup variable");
 
+constexpr char kConstantAnnotation[] = "mtlemu.constant";
+
+// `__attribute__((mtlemu_constant))`: tags a parameter in the constant
+// address space (anything else it is on needs no tag).
+class ConstantAttribute : public clang::ParsedAttrInfo {
+ public:
+  ConstantAttribute() {
+    static constexpr Spelling kSpellings[] = {
+        {clang::ParsedAttr::AS_GNU, kConstantAttribute.data()}};
+    Spellings = kSpellings;
+  }
+
+  bool diagAppertainsToDecl(clang::Sema&, const clang::ParsedAttr&,
+                            const clang::Decl*) const override {
+    return true;
+  }
+
+  AttrHandling handleDeclAttribute(clang::Sema& sema, clang::Decl* d,
+                                   const clang::ParsedAttr&) const override {
+    if (llvm::isa<clang::ParmVarDecl>(d)) {
+      d->addAttr(clang::AnnotateAttr::CreateImplicit(
+          sema.Context, kConstantAnnotation, nullptr, 0));
+    }
+    return AttributeApplied;
+  }
+};
+
+clang::ParsedAttrInfoRegistry::Add<ConstantAttribute> registered_constant(
+    kConstantAttribute.data(), "the constant address space");
+
 // While a kernel template's body is instantiated, the current scope counts
 // as a function scope (and as it was afterwards).
 class KernelInstantiationScope : public clang::TemplateInstantiationCallback {
@@ -98,15 +128,24 @@ void InstallThreadgroupVariableSupport(clang::Sema& sema) {
       std::make_unique<KernelInstantiationScope>());
 }
 
-bool IsThreadgroupAttributeNoise(const clang::Diagnostic& info) {
-  if (info.getID() != clang::diag::warn_attribute_not_on_decl) return false;
-  if (info.getNumArgs() < 1) return false;
-  if (info.getArgKind(0) == clang::DiagnosticsEngine::ak_identifierinfo) {
-    const clang::IdentifierInfo* name = info.getArgIdentifier(0);
-    return name != nullptr &&
-           name->getName() == llvm::StringRef(kThreadgroupVariableAttribute);
+bool IsConstantParameter(const clang::ParmVarDecl& p) {
+  for (const auto* a : p.specific_attrs<clang::AnnotateAttr>()) {
+    if (a->getAnnotation() == kConstantAnnotation) return true;
   }
   return false;
+}
+
+bool IsShimAttributeNoise(const clang::Diagnostic& info) {
+  if (info.getID() != clang::diag::warn_attribute_not_on_decl) return false;
+  if (info.getNumArgs() < 1 ||
+      info.getArgKind(0) != clang::DiagnosticsEngine::ak_identifierinfo) {
+    return false;
+  }
+  const clang::IdentifierInfo* name = info.getArgIdentifier(0);
+  if (name == nullptr) return false;
+  const llvm::StringRef n = name->getName();
+  return n == llvm::StringRef(kThreadgroupVariableAttribute) ||
+         n == llvm::StringRef(kConstantAttribute);
 }
 
 }  // namespace mtlemu::msl
