@@ -1239,11 +1239,43 @@ isa::MemoryRef Lowering::AddressOf(const llvm::Value* pointer,
         gep->getPointerOperandType()->getPointerAddressSpace());
     llvm::MapVector<llvm::Value*, llvm::APInt> variables;
     llvm::APInt constant(bits, 0);
-    if (gep->collectOffset(layout_, bits, variables, constant) &&
-        variables.size() <= 1 && constant.getSExtValue() >= INT32_MIN &&
+    const bool offsets_fit =
+        gep->collectOffset(layout_, bits, variables, constant) &&
+        constant.getSExtValue() >= INT32_MIN &&
+        constant.getSExtValue() <= INT32_MAX;
+    Operand base = OperandFor(gep->getPointerOperand());
+    if (offsets_fit && variables.size() == 2 &&
+        !isa::IsWideAddressSpace(space)) {
+      // tile[row][k] in threadgroup memory: base + row*scale goes in a
+      // register, k becomes the index.
+      const llvm::Value* v0 = variables.front().first;
+      if (const auto* ext = llvm::dyn_cast<llvm::CastInst>(v0);
+          ext != nullptr && ext->getSrcTy()->isIntegerTy(32) &&
+          (ext->getOpcode() == llvm::Instruction::SExt ||
+           ext->getOpcode() == llvm::Instruction::ZExt)) {
+        v0 = ext->getOperand(0);
+      }
+      if (v0->getType()->isIntegerTy(32)) {
+        const Operand row = Operand::Reg(static_cast<int>(NewVReg()));
+        Emit(Opcode::kMul, ScalarType::kUInt,
+             {row, OperandFor(v0),
+              Immediate(variables.front().second.getZExtValue())});
+        if (base.kind == isa::OperandKind::kImmediate) {
+          constant += base.imm;
+          base = row;
+        } else {
+          const Operand sum = Operand::Reg(static_cast<int>(NewVReg()));
+          Emit(Opcode::kAdd, ScalarType::kUInt, {sum, base, row});
+          base = sum;
+        }
+        variables.erase(variables.begin());
+      }
+    }
+    if (offsets_fit && variables.size() <= 1 &&
+        constant.getSExtValue() >= INT32_MIN &&
         constant.getSExtValue() <= INT32_MAX) {
       isa::MemoryRef saved = m;
-      bool ok = set_base(OperandFor(gep->getPointerOperand()));
+      bool ok = set_base(base);
       if (ok && variables.size() == 1) {
         llvm::Value* index = variables.front().first;
         const uint64_t scale = variables.front().second.getZExtValue();
@@ -1312,8 +1344,19 @@ void Lowering::LowerGep(const llvm::GetElementPtrInst& g) {
   }
   size_t remaining = variables.size();
   for (auto& [value, scale] : variables) {
-    Operand index = OperandFor(value);
-    const ScalarType it = Type(value, true);
+    const bool last = --remaining == 0;
+    // A 32-bit address from an index widened to 64 bits: the narrow value
+    // itself (the truncation would undo the extension).
+    const llvm::Value* narrow = value;
+    if (const auto* ext = llvm::dyn_cast<llvm::CastInst>(value);
+        !wide && ext != nullptr &&
+        (ext->getOpcode() == llvm::Instruction::ZExt ||
+         ext->getOpcode() == llvm::Instruction::SExt) &&
+        ext->getSrcTy()->isIntegerTy(32)) {
+      narrow = ext->getOperand(0);
+    }
+    Operand index = OperandFor(narrow);
+    const ScalarType it = Type(narrow, true);
     if (isa::IsWide(t) != isa::IsWide(it)) {
       const Operand converted = Operand::Reg(static_cast<int>(NewVReg()));
       Instruction& c = Emit(
@@ -1322,9 +1365,14 @@ void Lowering::LowerGep(const llvm::GetElementPtrInst& g) {
       c.type2 = it;
       index = converted;
     }
+    const bool zero_base =
+        current.kind == isa::OperandKind::kImmediate && current.imm == 0;
     const Operand scaled =
-        step(Opcode::kMul, index, Immediate(scale.getZExtValue()), false);
-    current = step(Opcode::kAdd, current, scaled, --remaining == 0);
+        scale == 1 && !(last && zero_base)
+            ? index
+            : step(Opcode::kMul, index, Immediate(scale.getZExtValue()),
+                   last && zero_base);
+    current = zero_base ? scaled : step(Opcode::kAdd, current, scaled, last);
   }
 }
 
