@@ -1,6 +1,5 @@
 #include "compiler/air/lower_kernel.h"
 
-#include <llvm/Analysis/PostDominators.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DataLayout.h>
 #include <llvm/IR/DebugInfoMetadata.h>
@@ -17,6 +16,7 @@
 
 #include "compiler/air/builtin_calls.h"
 #include "compiler/air/dead_code.h"
+#include "compiler/air/reconvergence.h"
 #include "compiler/air/register_allocation.h"
 
 namespace mtlemu::air {
@@ -397,7 +397,8 @@ class Lowering {
   // Branch operands to patch with block start indices: (pc, operand, block).
   std::vector<std::tuple<size_t, int, const llvm::BasicBlock*>> fixups_;
   std::vector<size_t> exit_branches_;  // `br` to the kernel's exit
-  llvm::PostDominatorTree post_dominators_;
+  // Conditional branches' reconvergence points (reconvergence.h).
+  std::map<const llvm::BasicBlock*, const llvm::BasicBlock*> joins_;
   const llvm::BasicBlock* next_block_ = nullptr;
 
  public:
@@ -589,7 +590,7 @@ Result<isa::Kernel> Lowering::Run() {
   kernel_.name = decl_.name;
   kernel_.max_total_threads_per_threadgroup =
       decl_.max_total_threads_per_threadgroup;
-  post_dominators_.recalculate(const_cast<llvm::Function&>(f_));
+  joins_ = ReconvergencePoints(f_);
   SetUpArguments();
   AllocateStaticMemory();
   LayOutConstantData();
@@ -697,9 +698,7 @@ void Lowering::LowerBranch(const llvm::BranchInst& br) {
   EmitPhiCopies(*from, *other);
   const Operand c =
       Materialize(OperandFor(br.getCondition()), ScalarType::kUInt);
-  const llvm::DomTreeNode* node = post_dominators_.getNode(from);
-  const llvm::BasicBlock* join =
-      node && node->getIDom() ? node->getIDom()->getBlock() : nullptr;
+  const llvm::BasicBlock* join = joins_.at(from);
   Emit(Opcode::kBranchNonZero, ScalarType::kUInt,
        {c, Operand::Label(0), Operand::Label(0)});
   const size_t pc = kernel_.code.size() - 1;

@@ -412,6 +412,34 @@ instantiate("reverse_int", int, 32)
   }
 }
 
+// Lanes that break out of a loop in different iterations meet after it,
+// even when the loop can also return (the kernel's exit would be the plain
+// post-dominator): the SIMD function sees all of them.
+TEST(MslKernels, LanesMeetAfterALoopWithBreakAndReturn) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  uint n = 0;
+  while (true) {
+    if (n == i % 32) break;
+    if (n == 20 && i >= 64) { out[i] = 1000; return; }
+    ++n;
+  }
+  out[i] = simd_max(n) + 100 * simd_sum(1u);
+})",
+                            "k");
+  h.SetBuffer(0, std::vector<uint32_t>(96));
+  ASSERT_TRUE(Runs(h, {96}, {32}));
+  const std::vector<uint32_t> out = h.Read<uint32_t>(0);
+  for (uint32_t i = 0; i < 96; ++i) {
+    // SIMD groups 0 and 1: every lane breaks; group 2: lanes 0..20 break
+    // (the largest n is 20), lanes 21..31 return.
+    const uint32_t want = i < 64 ? 31 + 100 * 32 : (i % 32 <= 20 ? 20 + 100 * 21 : 1000);
+    EXPECT_EQ(out[i], want) << i;
+  }
+}
+
 // Every kernel of the shim corpus either compiles to a verified module or
 // is refused with an error that names what is unsupported: never a crash,
 // never a silent wrong kernel.
