@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 namespace mtlemu::msl {
 namespace {
@@ -38,6 +40,76 @@ size_t SkipCommentOrLiteral(std::string_view s, size_t i) {
     return std::min(j + 1, s.size());
   }
   return i;
+}
+
+// Function-pointer template parameters, `template <float (*F)(float)>`: in
+// C++ for OpenCL the pointee of a pointer written that way is in the generic
+// address space, so `&f` needs a conversion and is no constant expression
+// ("invalid explicitly-specified argument"). Such a parameter is rewritten
+// to `auto F`, which takes `f` and `&f` alike. Returns the parameters found
+// in the template header at `i` ("template" followed by "<") as
+// (start, end, name), offsets into `s`; empty for anything else.
+struct FunctionPointerParameter {
+  size_t start, end;
+  std::string name;
+};
+
+std::vector<FunctionPointerParameter> FunctionPointerParameters(
+    std::string_view s, size_t i) {
+  std::vector<FunctionPointerParameter> out;
+  if (s.compare(i, 8, "template") != 0 ||
+      (i > 0 && IsIdentifierChar(s[i - 1]))) {
+    return out;
+  }
+  size_t j = i + 8;
+  while (j < s.size() && std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+  if (j >= s.size() || s[j] != '<') return out;
+  auto skip_space = [&](size_t k) {
+    while (k < s.size() && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+    return k;
+  };
+  // Parameters at angle depth 1, outside parentheses.
+  int angles = 1, parens = 0;
+  size_t param_start = j + 1;
+  for (size_t k = j + 1; k < s.size() && angles > 0; ++k) {
+    const char c = s[k];
+    if (c == '(' || c == '[' || c == '{') ++parens;
+    if (c == ')' || c == ']' || c == '}') --parens;
+    if (parens == 0 && c == '<') ++angles;
+    const bool closes = parens == 0 && c == '>' && --angles == 0;
+    if (!(closes || (parens == 0 && angles == 1 && c == ','))) continue;
+    // One parameter: [param_start, k). Look for "( * NAME ) (...)".
+    const std::string_view p = s.substr(param_start, k - param_start);
+    const size_t open = p.find('(');
+    if (open != std::string_view::npos) {
+      size_t q = skip_space(param_start + open + 1);
+      if (q < k && s[q] == '*') {
+        q = skip_space(q + 1);
+        const size_t name_start = q;
+        while (q < k && IsIdentifierChar(s[q])) ++q;
+        const size_t name_end = q;
+        q = skip_space(q);
+        if (name_end > name_start && q < k && s[q] == ')') {
+          q = skip_space(q + 1);
+          if (q < k && s[q] == '(') {
+            int depth = 0;
+            size_t r = q;
+            for (; r < k; ++r) {
+              if (s[r] == '(') ++depth;
+              if (s[r] == ')' && --depth == 0) break;
+            }
+            if (r < k) {
+              out.push_back(
+                  {skip_space(param_start), r + 1,
+                   std::string(s.substr(name_start, name_end - name_start))});
+            }
+          }
+        }
+      }
+    }
+    param_start = k + 1;
+  }
+  return out;
 }
 
 // One attribute: a name and the raw text of its arguments (maybe empty).
@@ -119,6 +191,20 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
     if (skipped != i) {
       i = skipped;
       continue;
+    }
+    if (s[i] == 't') {
+      const std::vector<FunctionPointerParameter> params =
+          FunctionPointerParameters(s, i);
+      for (const FunctionPointerParameter& p : params) {
+        copy_to(p.start);
+        out.anchors.emplace_back(out.text.size(), p.start);
+        out.text += "auto " + p.name;
+        copied = p.end;
+      }
+      if (!params.empty()) {
+        i = params.back().end;
+        continue;
+      }
     }
     if (s.compare(i, 2, "[[") != 0) {
       ++i;

@@ -35,7 +35,10 @@ struct RewrittenSource {
 
 // Rewrites every MSL attribute list `[[...]]` outside comments and string
 // literals whose attributes are all Metal's (not standard C++ attributes
-// such as [[maybe_unused]] or namespaced ones). Lines are kept.
+// such as [[maybe_unused]] or namespaced ones), and function-pointer
+// template parameters (`template <float (*F)(float)>` becomes `template
+// <auto F>`, as C++ for OpenCL cannot take a function's address as a
+// template argument of that type). Lines are kept.
 RewrittenSource RewriteMetalAttributes(std::string_view source);
 
 // True for the attribute names the rewriter treats as Metal's.

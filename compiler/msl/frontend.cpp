@@ -47,7 +47,8 @@ class DiagnosticCollector : public clang::DiagnosticConsumer {
                         const clang::Diagnostic& info) override {
     if (IsShimAttributeNoise(info)) return;
     DiagnosticConsumer::HandleDiagnostic(level, info);
-    if (level < clang::DiagnosticsEngine::Warning) return;
+    const bool note = level == clang::DiagnosticsEngine::Note;
+    if (level < clang::DiagnosticsEngine::Warning && !note) return;
     llvm::SmallString<256> message;
     info.FormatDiagnostic(message);
     isa::Diagnostic d;
@@ -68,6 +69,20 @@ class DiagnosticCollector : public clang::DiagnosticConsumer {
       }
     }
     const bool error = level >= clang::DiagnosticsEngine::Error;
+    if (note) {
+      // "candidate template ignored: ..." and the like: part of the error
+      // or warning before it.
+      std::string text = d.ToString();
+      const size_t at = text.find(": error: ");
+      if (at != std::string::npos) text.replace(at, 9, ": note: ");
+      if (last_was_error_ && !out_.errors.empty()) {
+        out_.errors.back().message += "\n" + text + snippet;
+      } else if (!out_.warnings.empty()) {
+        out_.warnings.back() += "\n" + text + snippet;
+      }
+      return;
+    }
+    last_was_error_ = error;
     if (error) {
       d.message += snippet;
       out_.errors.push_back(std::move(d));
@@ -94,6 +109,7 @@ class DiagnosticCollector : public clang::DiagnosticConsumer {
               "\n  " + std::string(offset - start, ' ') + "^";
   }
 
+  bool last_was_error_ = false;
   std::string file_;
   std::string_view original_;
   const RewrittenSource& rewritten_;

@@ -119,6 +119,27 @@ TEST(AttributeRewriter, KeepsStandardAttributesCommentsAndStrings) {
   EXPECT_EQ(std::count(r.text.begin(), r.text.end(), '\n'), 3);
 }
 
+TEST(AttributeRewriter, FunctionPointerTemplateParametersBecomeAuto) {
+  const std::string source =
+      "template <typename T, float (*F)(float), int N = 3,\n"
+      "          T (* G )(T, int) >\n"
+      "float f(float x) { return F(x); }\n"
+      "template <int (*)(int)> struct Unnamed {};\n"
+      "void g(float (*p)(float));\n";
+  const RewrittenSource r = RewriteMetalAttributes(source);
+  EXPECT_NE(r.text.find("template <typename T, auto F, int N = 3,\n"
+                        "          auto G >"),
+            std::string::npos)
+      << r.text;
+  // Unnamed parameters and ordinary function pointers stay as written.
+  EXPECT_NE(r.text.find("template <int (*)(int)> struct"), std::string::npos);
+  EXPECT_NE(r.text.find("void g(float (*p)(float));"), std::string::npos);
+  EXPECT_EQ(std::count(r.text.begin(), r.text.end(), '\n'), 5);
+  // A diagnostic after the rewrite points at the user's column.
+  const size_t at = r.text.find("int N");
+  EXPECT_EQ(r.OriginalOffset(at), source.find("int N"));
+}
+
 // MSL's `constant` is read-only device memory in the IR, but the argument
 // table still says constant; helpers may take constant pointers too.
 TEST(MslFrontend, ConstantParametersKeepTheirAddressSpace) {

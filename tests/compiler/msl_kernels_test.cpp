@@ -435,7 +435,8 @@ kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]
   for (uint32_t i = 0; i < 96; ++i) {
     // SIMD groups 0 and 1: every lane breaks; group 2: lanes 0..20 break
     // (the largest n is 20), lanes 21..31 return.
-    const uint32_t want = i < 64 ? 31 + 100 * 32 : (i % 32 <= 20 ? 20 + 100 * 21 : 1000);
+    const uint32_t want =
+        i < 64 ? 31 + 100 * 32 : (i % 32 <= 20 ? 20 + 100 * 21 : 1000);
     EXPECT_EQ(out[i], want) << i;
   }
 }
