@@ -5,8 +5,7 @@
 #include <span>
 #include <sstream>
 
-#include "compiler/module_cache.h"
-#include "compiler/msl_compiler.h"
+#include "compiler/library.h"
 #include "isa/binary_module.h"
 
 namespace mtlemu::cli {
@@ -45,23 +44,10 @@ Result<std::shared_ptr<Library>> LoadLibrary(
     return device.newLibraryWithISA(data, path);
   }
   if (ext == ".metal") {
-    const std::vector<std::string> kernels =
-        kernel.empty() ? std::vector<std::string>{} : std::vector{kernel};
-    // The second run of the same source skips compilation.
-    const compiler::ModuleCache cache =
-        compiler::ModuleCache::FromEnvironment();
-    const std::optional<std::string> key =
-        compiler::ModuleCache::Key(data, path, options, kernels);
-    if (key) {
-      if (std::optional<isa::Module> cached = cache.Load(*key)) {
-        return device.newLibraryWithModule(std::move(*cached));
-      }
-    }
-    Result<isa::Module> module =
-        compiler::CompileMsl(data, path, options, kernels);
-    if (!module.ok()) return module.error();
-    if (key) cache.Store(*key, module.value());
-    return device.newLibraryWithModule(std::move(module).value());
+    // The second run of the same source skips compilation (the cache).
+    return compiler::newLibraryWithSource(
+        device, data, options, path,
+        kernel.empty() ? std::vector<std::string>{} : std::vector{kernel});
   }
   return Error{
       path + ": unsupported kernel file type '" + ext +
