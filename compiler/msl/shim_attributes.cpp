@@ -22,22 +22,25 @@ bool IsTaggedKernel(const clang::FunctionDecl& f) {
   return false;
 }
 
-// `__attribute__((mtlemu_threadgroup_variable))`: on a threadgroup variable
-// declared in a kernel's body, makes the kernel an OpenCL kernel for clang's
-// checks. Anywhere else (parameters, fields, helpers) it does nothing, and a
-// threadgroup variable in a helper function stays clang's error, as in Metal.
-class ThreadgroupVariableAttribute : public clang::ParsedAttrInfo {
- public:
-  ThreadgroupVariableAttribute() {
-    static constexpr Spelling kSpellings[] = {
-        {clang::ParsedAttr::AS_GNU, kThreadgroupVariableAttribute.data()}};
-    Spellings = kSpellings;
+// A GNU attribute the shims put on declarations; it may be on any.
+class ShimAttribute : public clang::ParsedAttrInfo {
+ protected:
+  explicit ShimAttribute(const Spelling& spelling) {
+    Spellings = llvm::ArrayRef<Spelling>(&spelling, 1);
   }
-
   bool diagAppertainsToDecl(clang::Sema&, const clang::ParsedAttr&,
                             const clang::Decl*) const override {
     return true;
   }
+};
+
+// `__attribute__((mtlemu_threadgroup_variable))`: on a threadgroup variable
+// declared in a kernel's body, makes the kernel an OpenCL kernel for clang's
+// checks. Anywhere else (parameters, fields, helpers) it does nothing, and a
+// threadgroup variable in a helper function stays clang's error, as in Metal.
+class ThreadgroupVariableAttribute : public ShimAttribute {
+ public:
+  ThreadgroupVariableAttribute() : ShimAttribute(kSpelling) {}
 
   AttrHandling handleDeclAttribute(clang::Sema& sema, clang::Decl* d,
                                    const clang::ParsedAttr&) const override {
@@ -53,6 +56,10 @@ class ThreadgroupVariableAttribute : public clang::ParsedAttrInfo {
     }
     return AttributeApplied;
   }
+
+ private:
+  static constexpr Spelling kSpelling = {clang::ParsedAttr::AS_GNU,
+                                         kThreadgroupVariableAttribute.data()};
 };
 
 clang::ParsedAttrInfoRegistry::Add<ThreadgroupVariableAttribute> registered(
@@ -62,18 +69,9 @@ constexpr char kConstantAnnotation[] = "mtlemu.constant";
 
 // `__attribute__((mtlemu_constant))`: tags a parameter in the constant
 // address space (anything else it is on needs no tag).
-class ConstantAttribute : public clang::ParsedAttrInfo {
+class ConstantAttribute : public ShimAttribute {
  public:
-  ConstantAttribute() {
-    static constexpr Spelling kSpellings[] = {
-        {clang::ParsedAttr::AS_GNU, kConstantAttribute.data()}};
-    Spellings = kSpellings;
-  }
-
-  bool diagAppertainsToDecl(clang::Sema&, const clang::ParsedAttr&,
-                            const clang::Decl*) const override {
-    return true;
-  }
+  ConstantAttribute() : ShimAttribute(kSpelling) {}
 
   AttrHandling handleDeclAttribute(clang::Sema& sema, clang::Decl* d,
                                    const clang::ParsedAttr&) const override {
@@ -83,6 +81,10 @@ class ConstantAttribute : public clang::ParsedAttrInfo {
     }
     return AttributeApplied;
   }
+
+ private:
+  static constexpr Spelling kSpelling = {clang::ParsedAttr::AS_GNU,
+                                         kConstantAttribute.data()};
 };
 
 clang::ParsedAttrInfoRegistry::Add<ConstantAttribute> registered_constant(

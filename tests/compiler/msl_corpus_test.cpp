@@ -69,6 +69,15 @@ class Mismatches {
     ++count_;
   }
   int count() const { return count_; }
+  // Elements from `from` on (guards after the output) still hold `sentinel`.
+  template <class T>
+  void CheckGuards(const std::vector<T>& v, size_t from,
+                   std::type_identity_t<T> sentinel) {
+    for (size_t k = from; k < v.size(); ++k) {
+      Check(v[k] == sentinel,
+            [&] { return "guard element " + std::to_string(k) + " written"; });
+    }
+  }
 
  private:
   static constexpr int kShown = 12;
@@ -496,10 +505,7 @@ TEST(MslCorpus, TransposeThroughPaddedThreadgroupTile) {
         });
       }
     }
-    for (uint32_t k = cols * rows; k < out.size(); ++k) {
-      check.Check(out[k] == kSentinel,
-                  [&] { return Str("guard element ", k, " written"); });
-    }
+    check.CheckGuards(out, cols * rows, kSentinel);
   }
 }
 
@@ -547,10 +553,7 @@ TEST(MslCorpus, TiledMatmulInThreadgroupMemory) {
         });
       }
     }
-    for (uint32_t k = d.M * d.N; k < C.size(); ++k) {
-      check.Check(C[k] == kSentinel,
-                  [&] { return Str("guard element ", k, " written"); });
-    }
+    check.CheckGuards(C, d.M * d.N, kSentinel);
   }
 }
 
@@ -591,10 +594,7 @@ TEST(MslCorpus, SimdgroupFloat8x8MatmulSeveralSimdGroups) {
       });
     }
   }
-  for (uint32_t k = d.M * d.N; k < C.size(); ++k) {
-    check.Check(C[k] == kSentinel,
-                [&] { return Str("guard element ", k, " written"); });
-  }
+  check.CheckGuards(C, d.M * d.N, kSentinel);
 }
 
 TEST(MslCorpus, SimdgroupHalf8x8MatmulThroughThreadgroupMemory) {
@@ -638,10 +638,7 @@ TEST(MslCorpus, SimdgroupHalf8x8MatmulThroughThreadgroupMemory) {
       });
     }
   }
-  for (uint32_t k = d.M * d.N; k < C.size(); ++k) {
-    check.Check(C[k] == 0x7c01,
-                [&] { return Str("guard element ", k, " written"); });
-  }
+  check.CheckGuards(C, d.M * d.N, 0x7c01);
 }
 
 // --- 7. integer bit functions
