@@ -355,6 +355,16 @@ class Lowering {
   void LowerBranch(const llvm::BranchInst& br);
   void EmitPhiCopies(const llvm::BasicBlock& from, const llvm::BasicBlock& to);
   Operand Materialize(const Operand& o, ScalarType type);
+  // v * scale (32-bit) in a register, computed once per block.
+  Operand ScaledInBlock(const llvm::Value* v, uint64_t scale) {
+    auto [it, inserted] = scaled_in_block_.try_emplace({v, scale});
+    if (inserted) {
+      it->second = Operand::Reg(static_cast<int>(NewVReg()));
+      Emit(Opcode::kMul, ScalarType::kUInt,
+           {it->second, OperandFor(v), Immediate(scale)});
+    }
+    return it->second;
+  }
   // A register holding a special register's value, copied once in the
   // kernel's prologue (which dominates every use).
   Operand SpecialInRegister(const Operand& special) {
@@ -393,6 +403,8 @@ class Lowering {
   std::map<const llvm::AllocaInst*, uint32_t> allocas_;
   std::map<const llvm::PHINode*, uint32_t> phi_temps_;
   RegisterParts parts_;
+  // ScaledInBlock's products in the block being lowered.
+  std::map<std::pair<const llvm::Value*, uint64_t>, Operand> scaled_in_block_;
   std::map<const llvm::BasicBlock*, uint32_t> block_start_;
   // Branch operands to patch with block start indices: (pc, operand, block).
   std::vector<std::tuple<size_t, int, const llvm::BasicBlock*>> fixups_;
@@ -635,6 +647,7 @@ Result<isa::Kernel> Lowering::Run() {
 
 void Lowering::LowerBlock(const llvm::BasicBlock& block) {
   block_start_[&block] = static_cast<uint32_t>(kernel_.code.size());
+  scaled_in_block_.clear();
   // Phis read the temporaries their predecessors wrote.
   for (const llvm::PHINode& phi : block.phis()) {
     location_ = LocationOf(phi);
@@ -1243,10 +1256,17 @@ isa::MemoryRef Lowering::AddressOf(const llvm::Value* pointer,
         constant.getSExtValue() >= INT32_MIN &&
         constant.getSExtValue() <= INT32_MAX;
     Operand base = OperandFor(gep->getPointerOperand());
-    if (offsets_fit && variables.size() == 2 &&
-        !isa::IsWideAddressSpace(space)) {
-      // tile[row][k] in threadgroup memory: base + row*scale goes in a
-      // register, k becomes the index.
+    // tile[row][k] in threadgroup memory: base + row*scale goes in a
+    // register, k becomes the index; a lone index whose scale the memory
+    // operand cannot take (tile[row][3]) goes in the register the same way.
+    const auto encodable = [](uint64_t scale) {
+      return scale == 1 || scale == 2 || scale == 4 || scale == 8 ||
+             scale == 16;
+    };
+    if (offsets_fit && !isa::IsWideAddressSpace(space) &&
+        (variables.size() == 2 ||
+         (variables.size() == 1 &&
+          !encodable(variables.front().second.getZExtValue())))) {
       const llvm::Value* v0 = variables.front().first;
       if (const auto* ext = llvm::dyn_cast<llvm::CastInst>(v0);
           ext != nullptr && ext->getSrcTy()->isIntegerTy(32) &&
@@ -1255,10 +1275,8 @@ isa::MemoryRef Lowering::AddressOf(const llvm::Value* pointer,
         v0 = ext->getOperand(0);
       }
       if (v0->getType()->isIntegerTy(32)) {
-        const Operand row = Operand::Reg(static_cast<int>(NewVReg()));
-        Emit(Opcode::kMul, ScalarType::kUInt,
-             {row, OperandFor(v0),
-              Immediate(variables.front().second.getZExtValue())});
+        const Operand row =
+            ScaledInBlock(v0, variables.front().second.getZExtValue());
         if (base.kind == isa::OperandKind::kImmediate) {
           constant += base.imm;
           base = row;

@@ -229,11 +229,73 @@ void StripIntrinsics(llvm::Module& module) {
 void MarkHelpersAlwaysInline(llvm::Module& module,
                              const std::set<const llvm::Function*>& kernels) {
   for (llvm::Function& f : module) {
-    if (f.isDeclaration()) continue;
+    if (f.isDeclaration()) {
+      // C++ for OpenCL makes every function convergent. A builtin that
+      // touches no memory (sqrt, fma, exp: the shims' pure ones) is not: it
+      // may be hoisted, unrolled and duplicated like arithmetic.
+      if (f.doesNotAccessMemory()) {
+        f.removeFnAttr(llvm::Attribute::Convergent);
+        for (llvm::User* u : f.users()) {
+          if (auto* call = llvm::dyn_cast<llvm::CallBase>(u)) {
+            call->removeFnAttr(llvm::Attribute::Convergent);
+          }
+        }
+      }
+      continue;
+    }
     f.removeFnAttr(llvm::Attribute::OptimizeNone);
     if (kernels.count(&f) != 0) continue;
     f.removeFnAttr(llvm::Attribute::NoInline);
     f.addFnAttr(llvm::Attribute::AlwaysInline);
+  }
+}
+
+// Pure builtins that are LLVM intrinsics with the same meaning become the
+// intrinsics: the optimizers know what they cost (a loop of fma calls is
+// unrolled like a loop of a * b + c) and fold them. Instruction selection
+// maps both spellings to the same opcode.
+void UseIntrinsicsForPureBuiltins(llvm::Module& module) {
+  static constexpr std::pair<std::string_view, llvm::Intrinsic::ID> kSame[] = {
+      {"fma", llvm::Intrinsic::fma},   {"sqrt", llvm::Intrinsic::sqrt},
+      {"fabs", llvm::Intrinsic::fabs}, {"floor", llvm::Intrinsic::floor},
+      {"ceil", llvm::Intrinsic::ceil}, {"trunc", llvm::Intrinsic::trunc},
+      {"rint", llvm::Intrinsic::rint}, {"copysign", llvm::Intrinsic::copysign}};
+  std::vector<llvm::Function*> builtins;
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration() && f.getName().startswith("air.")) {
+      builtins.push_back(&f);
+    }
+  }
+  for (llvm::Function* f : builtins) {
+    llvm::SmallVector<llvm::StringRef, 3> parts;
+    f->getName().drop_front(4).split(parts, '.');
+    if (parts.size() != 2 || (parts[1] != "f32" && parts[1] != "f16")) continue;
+    const auto* same =
+        std::find_if(std::begin(kSame), std::end(kSame),
+                     [&](const auto& p) { return p.first == parts[0].str(); });
+    if (same == std::end(kSame)) continue;
+    llvm::Function* intrinsic = llvm::Intrinsic::getDeclaration(
+        &module, same->second, {f->getReturnType()});
+    if (intrinsic->getFunctionType() != f->getFunctionType()) continue;
+    std::vector<llvm::CallInst*> calls;
+    for (llvm::User* u : f->users()) {
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(u);
+          call != nullptr && call->getCalledFunction() == f) {
+        calls.push_back(call);
+      }
+    }
+    for (llvm::CallInst* call : calls) {
+      llvm::SmallVector<llvm::Value*, 3> args(call->args());
+      llvm::CallInst* replacement =
+          llvm::CallInst::Create(intrinsic, args, "", call);
+      replacement->takeName(call);
+      replacement->setDebugLoc(call->getDebugLoc());
+      if (llvm::isa<llvm::FPMathOperator>(call)) {
+        replacement->setFastMathFlags(call->getFastMathFlags());
+      }
+      call->replaceAllUsesWith(replacement);
+      call->eraseFromParent();
+    }
   }
 }
 
@@ -651,6 +713,7 @@ Status PrepareModule(llvm::Module& module,
   // 2 and 3.
   StripIntrinsics(module);
   MarkHelpersAlwaysInline(module, kernels);
+  UseIntrinsicsForPureBuiltins(module);
   passes.InvalidateAll(module);
   {
     llvm::ModulePassManager optimize = OptimizationPipeline();

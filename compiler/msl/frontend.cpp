@@ -264,16 +264,21 @@ class KernelCollector : public clang::SemaConsumer,
   // clang would otherwise emit them as llvm.var.annotation calls.
   bool HandleTopLevelDecl(clang::DeclGroupRef group) override {
     for (clang::Decl* d : group) {
-      if (auto* f = llvm::dyn_cast<clang::FunctionDecl>(d))
-        VisitFunctionDecl(f);
+      top_level_.push_back(d);
+      VisitNow(d);
     }
     return true;
   }
 
+  // Declarations of the precompiled shims as they load: no kernels there.
+  void HandleInterestingDecl(clang::DeclGroupRef) override {}
+
   // Template instantiations are complete only now, still before code
-  // generation emits them.
-  void HandleTranslationUnit(clang::ASTContext& ctx) override {
-    TraverseDecl(ctx.getTranslationUnitDecl());
+  // generation emits them. Only the declarations the source itself made
+  // are walked: walking the whole translation unit would load every
+  // declaration of the precompiled shims.
+  void HandleTranslationUnit(clang::ASTContext&) override {
+    for (clang::Decl* d : top_level_) TraverseDecl(d);
   }
 
   bool VisitFunctionDecl(clang::FunctionDecl* f) {
@@ -360,8 +365,22 @@ class KernelCollector : public clang::SemaConsumer,
     d.Report(loc, id) << message;
   }
 
+  // Kernels in namespaces too: code generation emits a namespace's
+  // functions when it sees the namespace.
+  void VisitNow(clang::Decl* d) {
+    if (auto* f = llvm::dyn_cast<clang::FunctionDecl>(d)) {
+      VisitFunctionDecl(f);
+    } else if (llvm::isa<clang::NamespaceDecl>(d) ||
+               llvm::isa<clang::LinkageSpecDecl>(d)) {
+      for (clang::Decl* inner : llvm::cast<clang::DeclContext>(d)->decls()) {
+        VisitNow(inner);
+      }
+    }
+  }
+
   clang::CompilerInstance& ci_;
   FrontendResult& out_;
+  std::vector<clang::Decl*> top_level_;
   clang::ASTContext* ctx_ = nullptr;
   std::unique_ptr<clang::ASTNameGenerator> names_;
   std::set<const clang::FunctionDecl*> seen_;
