@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -438,6 +439,46 @@ kernel void k(device uint* out [[buffer(0)]], uint i [[thread_position_in_grid]]
     const uint32_t want =
         i < 64 ? 31 + 100 * 32 : (i % 32 <= 20 ? 20 + 100 * 21 : 1000);
     EXPECT_EQ(out[i], want) << i;
+  }
+}
+
+// Kernels in namespaces and extern "C" blocks, templated or not, are found
+// and lowered under their Metal names.
+TEST(MslKernels, KernelsInNamespaces) {
+  const char* source = R"(
+#include <metal_stdlib>
+using namespace metal;
+namespace mine {
+kernel void k1(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]],
+               uint l [[thread_position_in_threadgroup]]) {
+  threadgroup float t[32];
+  t[l] = float(i);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  o[i] = t[31 - l];
+}
+template <typename T>
+kernel void k2(device T* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  o[i] = T(2) * T(i);
+}
+template [[host_name("k2_int")]] kernel void k2<int>(device int*, uint);
+}  // namespace mine
+extern "C" {
+kernel void k3(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  o[i] = 3.0f;
+}
+}
+)";
+  Result<isa::Module> m = compiler::CompileMsl(source, "ns.metal", {});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  std::set<std::string> names;
+  for (const auto& k : m.value().kernels) names.insert(k.name);
+  EXPECT_EQ(names, (std::set<std::string>{"k1", "k2_int", "k3"}));
+  KernelHarness h(compiler::CompileMsl(source, "ns.metal", {}, {"k1"}), "k1");
+  h.SetBuffer(0, std::vector<float>(64));
+  ASSERT_TRUE(Runs(h, {64}, {32}));
+  const std::vector<float> out = h.Read<float>(0);
+  for (uint32_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(out[i], static_cast<float>(i / 32 * 32 + 31 - i % 32)) << i;
   }
 }
 
