@@ -53,6 +53,23 @@ int main(int argc, char** argv) {
                    "timeout")
       ->capture_default_str();
   run_cmd->add_flag("--quiet,-q", run.quiet, "Print only errors");
+  run_cmd->add_flag("--timing", run.timing,
+                    "Time the dispatch on the chip's timing model and print "
+                    "a report");
+  run_cmd->add_option("--trace", run.trace,
+                      "Write a Chrome trace (Perfetto, chrome://tracing) of "
+                      "the timed dispatch");
+  run_cmd
+      ->add_option("--trace-detail", run.trace_detail,
+                   "threadgroup (a slice per threadgroup) or simd (also per "
+                   "SIMD group)")
+      ->check(CLI::IsMember({"threadgroup", "simd"}));
+  run_cmd
+      ->add_option("--report", run.report,
+                   "Timing report format: text (default) or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  run_cmd->add_option("--report-file", run.report_file,
+                      "Write the timing report here instead of stdout");
   run_cmd->add_option("--constant", run.constants,
                       "Function constant NAME=TYPE:V or INDEX=TYPE:V (.metal)");
   run_cmd->add_option("-D", run.defines,

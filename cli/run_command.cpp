@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -18,6 +19,8 @@
 #include "emu/device/command_buffer.h"
 #include "emu/device/compute_command_encoder.h"
 #include "emu/device/device.h"
+#include "emu/timing/timing_report.h"
+#include "traces/chrome_trace.h"
 
 namespace mtlemu::cli {
 namespace {
@@ -187,6 +190,30 @@ std::string SizeText(const MTLSize& s) {
 
 MTLSize ToMTLSize(const Size3& s) { return {s.x, s.y, s.z}; }
 
+// The timing report (stdout or --report-file) and the trace (--trace).
+Status WriteTiming(const RunOptions& options, const DispatchReport& r) {
+  const std::string text = options.report.value_or("text") == "json"
+                               ? emu::FormatReportJson(*r.timing)
+                               : emu::FormatReportText(*r.timing);
+  if (options.report_file) {
+    std::ofstream out(*options.report_file);
+    out << text;
+    if (!out) {
+      return Error{"--report-file " + *options.report_file +
+                   ": cannot write the file"};
+    }
+  } else if (!options.quiet || options.report) {
+    std::fputs(text.c_str(), stdout);
+  }
+  if (options.trace && r.timeline != nullptr) {
+    if (Status s = traces::WriteChromeTraceFile(*r.timeline, *options.trace);
+        !s.ok()) {
+      return Error{"--trace: " + s.error().message};
+    }
+  }
+  return {};
+}
+
 int Run(const RunOptions& options) {
   std::shared_ptr<Device> device = Unwrap(Device::Create(options.chip));
   device->options().host_threads = options.threads;
@@ -281,6 +308,11 @@ int Run(const RunOptions& options) {
     Check(encoder->dispatchThreadgroups(groups, threadgroup));
   }
   encoder->endEncoding();
+  const bool timed =
+      options.timing || options.trace || options.report || options.report_file;
+  device->options().timing = timed;
+  device->options().timeline = options.trace.has_value();
+  device->options().simd_detail = options.trace_detail == "simd";
   commands->commit();
   commands->waitUntilCompleted();
 
@@ -296,6 +328,14 @@ int Run(const RunOptions& options) {
         SizeText(r.threads_per_threadgroup).c_str(), r.seconds * 1e3,
         static_cast<unsigned long long>(r.instructions),
         static_cast<unsigned long long>(r.lane_instructions));
+  }
+  for (const DispatchReport& r : commands->dispatches()) {
+    if (r.timing != nullptr) {
+      if (Status s = WriteTiming(options, r); !s.ok()) {
+        std::fprintf(stderr, "mtlemu: error: %s\n", s.error().message.c_str());
+        code = kExitBadInput;
+      }
+    }
   }
   if (const CommandBufferError* error = commands->error()) {
     std::fprintf(stderr, "mtlemu: error: %s\n", error->message.c_str());

@@ -27,6 +27,12 @@ struct RunOptions {
   int threads = 0;
   double timeout_seconds = 600;
   bool quiet = false;
+  // Timed mode: the chip's timing model (--timing, implied by the rest).
+  bool timing = false;
+  std::optional<std::string> trace;          // --trace FILE.json
+  std::string trace_detail = "threadgroup";  // or "simd"
+  std::optional<std::string> report;         // --report text|json
+  std::optional<std::string> report_file;    // --report-file PATH
 };
 
 // Runs the command; prints to stdout/stderr; returns an ExitCode.

@@ -2,6 +2,7 @@
 
 #include "emu/device/compute_command_encoder.h"
 #include "emu/device/device.h"
+#include "emu/timing/timing_model.h"
 
 namespace mtlemu {
 namespace {
@@ -79,13 +80,31 @@ void CommandBuffer::commit() {
                                               int64_t* offset) {
       return DescribeAddress(device_->memory(), command, address, offset);
     };
+    std::unique_ptr<emu::TimingModel> timing;
+    if (options.timing) {
+      const std::array<uint32_t, 3>& t = command.grid.threads_per_threadgroup;
+      timing = std::make_unique<emu::TimingModel>(
+          device_->timing(), *setup.kernel->kernel, t[0] * t[1] * t[2],
+          command.threadgroup_memory_length,
+          emu::TimingOptions{options.simd_detail});
+      setup.timing = timing.get();
+    }
     const emu::DispatchResult result = emu::RunDispatch(setup);
-    reports_.push_back({command.pipeline->function().name(),
-                        ToMTLSize(command.grid.threadgroups),
-                        ToMTLSize(command.grid.threads_per_threadgroup),
-                        ToMTLSize(command.grid.threads_per_grid),
-                        result.instructions, result.lane_instructions,
-                        result.seconds});
+    DispatchReport report{command.pipeline->function().name(),
+                          ToMTLSize(command.grid.threadgroups),
+                          ToMTLSize(command.grid.threads_per_threadgroup),
+                          ToMTLSize(command.grid.threads_per_grid),
+                          result.instructions,
+                          result.lane_instructions,
+                          result.seconds};
+    if (timing != nullptr && result.ok) {
+      auto timeline =
+          options.timeline ? std::make_shared<traces::Timeline>() : nullptr;
+      report.timing = std::make_shared<const emu::TimingReport>(
+          timing->Finish(timeline.get()));
+      report.timeline = std::move(timeline);
+    }
+    reports_.push_back(std::move(report));
     if (!result.ok) {
       status_ = CommandBufferStatus::kError;
       error_.code = CodeOf(result.fault.kind);

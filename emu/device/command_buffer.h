@@ -13,6 +13,8 @@
 #include "emu/device/compute_pipeline_state.h"
 #include "emu/device/types.h"
 #include "emu/dispatch/dispatch.h"
+#include "emu/timing/timing_report.h"
+#include "traces/timeline.h"
 
 namespace mtlemu {
 
@@ -44,6 +46,9 @@ struct DispatchReport {
   uint64_t instructions = 0;       // SIMD-group instructions
   uint64_t lane_instructions = 0;  // active lanes summed over instructions
   double seconds = 0;              // host time to emulate it
+  // Timed mode (EmulatorOptions::timing): what the chip would take.
+  std::shared_ptr<const emu::TimingReport> timing;
+  std::shared_ptr<const traces::Timeline> timeline;  // with options.timeline
 };
 
 // A dispatch as encoded: everything needed to run it later.

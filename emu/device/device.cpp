@@ -22,7 +22,9 @@ Result<std::shared_ptr<Device>> Device::Create(std::string_view chip) {
 }
 
 Device::Device(const ChipSpec& chip)
-    : chip_(chip), memory_(std::make_shared<emu::DeviceMemory>()) {}
+    : chip_(chip),
+      timing_(*FindChipTiming(chip.name)),
+      memory_(std::make_shared<emu::DeviceMemory>()) {}
 
 Result<std::shared_ptr<Buffer>> Device::newBuffer(uint64_t length) {
   if (length > MetalLimits::kMaxBufferLength) {

@@ -10,6 +10,7 @@
 
 #include "common/result.h"
 #include "emu/chips/chip.h"
+#include "emu/chips/chip_timing.h"
 #include "emu/device/buffer.h"
 #include "emu/device/compute_pipeline_state.h"
 #include "emu/device/library.h"
@@ -24,6 +25,12 @@ struct EmulatorOptions {
   std::chrono::milliseconds timeout{600'000};
   // Called from worker threads with (threadgroups done, total).
   std::function<void(uint64_t, uint64_t)> progress;
+  // Timed mode: each dispatch also runs through the chip's timing model
+  // (emu/timing/), which adds a TimingReport (and, with `timeline`, the
+  // data of a trace) to its DispatchReport. Results are the same either way.
+  bool timing = false;
+  bool timeline = false;     // with timing: keep the timeline for a trace
+  bool simd_detail = false;  // with timeline: a slice per SIMD group
 };
 
 class Device : public std::enable_shared_from_this<Device> {
@@ -34,6 +41,8 @@ class Device : public std::enable_shared_from_this<Device> {
 
   const ChipSpec& chip() const { return chip_; }
   std::string_view name() const { return chip_.marketing_name; }
+  // The chip's timing-model data (chip_timing.h).
+  const ChipTiming& timing() const { return timing_; }
 
   // Zero-filled.
   Result<std::shared_ptr<Buffer>> newBuffer(uint64_t length);
@@ -57,6 +66,7 @@ class Device : public std::enable_shared_from_this<Device> {
 
  private:
   ChipSpec chip_;
+  ChipTiming timing_;
   std::shared_ptr<emu::DeviceMemory> memory_;
   EmulatorOptions options_;
 };

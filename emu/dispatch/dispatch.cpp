@@ -89,7 +89,10 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
   std::atomic<int64_t> last_progress_ns{0};
   FirstFault first_fault;
   tbb::enumerable_thread_specific<WorkerState> workers;
-
+  // Timed mode: the traces of the batch of threadgroups running now.
+  std::vector<ThreadgroupTrace> batch;
+  uint64_t batch_begin = 0;
+  const bool timed = setup.timing != nullptr;
   const auto body = [&](const tbb::blocked_range<uint64_t>& range) {
     WorkerState& w = workers.local();
     StopSignal stop{start + setup.timeout, &cancel};
@@ -103,7 +106,8 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
           static_cast<uint32_t>(i / (static_cast<uint64_t>(g.threadgroups[0]) *
                                      g.threadgroups[1]))};
       Fault fault;
-      if (!w.runner.Run(setup, position, stop, w.stats, fault)) {
+      ThreadgroupTrace* trace = timed ? &batch[i - batch_begin] : nullptr;
+      if (!w.runner.Run(setup, position, stop, w.stats, fault, trace)) {
         if (stop.timed_out) {
           timed_out.store(true);
           cancel.store(true);
@@ -142,10 +146,29 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
   tbb::task_arena arena(threads);
   const uint64_t grain =
       std::max<uint64_t>(1, total / (static_cast<uint64_t>(threads) * 64));
-  arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, total, grain), body,
-                      tbb::simple_partitioner());
-  });
+  if (!timed) {
+    arena.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<uint64_t>(0, total, grain), body,
+                        tbb::simple_partitioner());
+    });
+  } else {
+    // Batches in threadgroup order, each run in parallel and then handed
+    // to the timing model, so the traces held at once stay bounded.
+    constexpr uint64_t kBatch = 128;
+    for (batch_begin = 0; batch_begin < total; batch_begin += kBatch) {
+      const uint64_t end = std::min(total, batch_begin + kBatch);
+      batch.resize(end - batch_begin);
+      for (uint64_t k = 0; k < batch.size(); ++k) {
+        batch[k].index = batch_begin + k;
+      }
+      arena.execute([&] {
+        tbb::parallel_for(tbb::blocked_range<uint64_t>(batch_begin, end, 1),
+                          body, tbb::simple_partitioner());
+      });
+      if (first_fault.Any() || cancel.load()) break;
+      setup.timing->Consume(batch);
+    }
+  }
 
   for (const WorkerState& w : workers) {
     result.instructions += w.stats.instructions;

@@ -12,6 +12,7 @@
 #include "emu/exec/decoded_kernel.h"
 #include "emu/exec/fault.h"
 #include "emu/memory/device_memory.h"
+#include "emu/timing/simd_trace.h"
 
 namespace mtlemu::emu {
 
@@ -21,6 +22,14 @@ struct DispatchGrid {
   Size3 threadgroups{1, 1, 1};             // threadgroups_per_grid
   Size3 threads_per_threadgroup{1, 1, 1};  // as dispatched
   Size3 threads_per_grid{1, 1, 1};         // edge threadgroups are cut to this
+};
+
+// Timed mode: receives the traces of threadgroups in order of their index,
+// a batch at a time (so a large dispatch never holds all its traces).
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+  virtual void Consume(std::vector<ThreadgroupTrace>& batch) = 0;
 };
 
 struct DispatchSetup {
@@ -40,6 +49,7 @@ struct DispatchSetup {
   // ("buffer(2) 'out' (4096 bytes)") and its offset; may be empty.
   std::function<std::string(uint64_t address, int64_t* offset)>
       describe_address;
+  TraceSink* timing = nullptr;     // timed mode when set
   std::string source_file;         // file of SourceLocation::file 0
   std::vector<std::string> files;  // the module's file table
 };

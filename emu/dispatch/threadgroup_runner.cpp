@@ -155,12 +155,22 @@ void ThreadgroupRunner::StartSimdGroup(const DispatchSetup& setup,
 
 bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
                             StopSignal& stop, SimdGroupStats& stats,
-                            Fault& fault) {
+                            Fault& fault, ThreadgroupTrace* trace) {
   const Size3 size = ThreadgroupSize(setup.grid, position);
   const uint32_t threads = size[0] * size[1] * size[2];
   if (threads == 0) return true;
   const uint32_t count = (threads + kLanes - 1) / kLanes;
   if (simd_groups_.size() < count) simd_groups_.resize(count);
+  if (trace != nullptr) {
+    trace->threads = threads;
+    trace->simd_groups.resize(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      trace->simd_groups[i].Clear();
+      simd_groups_[i].set_trace(&trace->simd_groups[i]);
+    }
+  } else {
+    for (SimdGroup& sg : simd_groups_) sg.set_trace(nullptr);
+  }
   // Threadgroup memory is undefined at start in Metal; zero it so runs
   // repeat exactly.
   threadgroup_memory_.assign(setup.threadgroup_memory_length, 0);

@@ -17,8 +17,10 @@ class ThreadgroupRunner {
  public:
   // Runs threadgroup `position`. Returns false on a fault or stop; `fault`
   // then says what happened (kind kNone when stopped by the signal).
+  // With `trace`, every SIMD group records what it issues (timed mode).
   bool Run(const DispatchSetup& setup, const Size3& position, StopSignal& stop,
-           SimdGroupStats& stats, Fault& fault);
+           SimdGroupStats& stats, Fault& fault,
+           ThreadgroupTrace* trace = nullptr);
 
  private:
   void StartSimdGroup(const DispatchSetup& setup, const Size3& position,

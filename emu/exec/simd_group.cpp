@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "emu/timing/event_recorder.h"
+
 namespace mtlemu::emu {
 
 void SimdGroup::Start(uint32_t live_mask) {
@@ -39,6 +41,9 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       }
     }
     const DecodedInstruction& d = code[top.pc];
+    if (trace_ != nullptr) [[unlikely]] {
+      RecordEvent(ctx, d, top.pc, mask, *trace_);
+    }
     ++stats.instructions;
     if (mask != counted_mask) {
       counted_mask = mask;

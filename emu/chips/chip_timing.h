@@ -1,0 +1,97 @@
+// Everything the timing model knows about a chip: the host-API row
+// (chips.def), the memory system (chip_memory.def), the GPU family's core
+// (below, with sources) and instruction costs (unit_costs.def). Numbers the
+// reference does not give are named assumptions here, never silent guesses.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "emu/chips/chip.h"
+#include "isa/opcode.h"
+
+namespace mtlemu {
+
+struct UnitCost {
+  double cycles_per_instruction = 1;  // per scheduler; 1 = 32 lanes/cycle
+  double latency = 4;                 // cycles until a dependent may issue
+};
+
+inline constexpr int kNumExecUnits =
+    static_cast<int>(isa::ExecUnit::kMatrix) + 1;
+
+struct ChipTiming {
+  ChipSpec spec;  // cores, clock
+
+  // --- one GPU core ------------------------------------------------------
+  // 4 schedulers x 32 lanes = 128 FP32 FMA lanes per core (M [T]).
+  int schedulers_per_core = 4;
+  // Register file ~208 KB (R/I from Mesa's occupancy table: 104 half-word
+  // registers per thread -> 1024 threads).
+  uint32_t register_file_bytes = 208 * 1024;
+  // Resident threads 384..3072 per core (M [T]).
+  uint32_t max_threads_per_core = 3072;
+  // Threadgroup memory ~60 KB per core (M/I [T]).
+  uint32_t threadgroup_memory_per_core = 60 * 1024;
+  // 8 KB L1 data cache per core, 128-byte lines (M [T]).
+  uint32_t l1_bytes = 8 * 1024;
+  uint32_t line_bytes = 128;
+  // Assumption (no published number): 8 ways in L1, 16 in L2 and SLC.
+  int l1_ways = 8;
+  int l2_ways = 16;
+
+  // --- the memory system (chip_memory.def) -------------------------------
+  uint32_t l2_bytes = 0;
+  uint64_t slc_bytes = 0;
+  double dram_gbps = 0;
+
+  // Bandwidth per core per clock (M [T]): on-core 64 B, L2 ~32 B, SLC
+  // ~15-20 B (17.5 taken).
+  double l1_bytes_per_clock = 64;
+  double l2_bytes_per_clock = 32;
+  double slc_bytes_per_clock = 17.5;
+  // Latency: SLC 234 ns, DRAM > 342 ns (M [CnC], M2 Pro). Assumptions (no
+  // published number): L1 hit 20 cycles, L2 hit 80 cycles.
+  double l1_latency_cycles = 20;
+  double l2_latency_cycles = 80;
+  double slc_latency_ns = 234;
+  double dram_latency_ns = 342;
+
+  // --- unknown in the reference: named assumptions -------------------------
+  // Threadgroup memory: 32 banks of 4 bytes, 16 cycles latency without bank
+  // conflicts, one extra cycle per further access to the busiest bank.
+  int threadgroup_banks = 32;
+  double threadgroup_latency_cycles = 16;
+  // A barrier releases this many cycles after the last SIMD group arrives.
+  double barrier_cycles = 8;
+  // A device atomic: an L2 round trip, and this many cycles per further
+  // lane on the same address (they serialize).
+  double atomic_cycles_per_conflict = 4;
+
+  // --- M3 (Apple9), V [TT] -----------------------------------------------
+  // Dynamic Caching: registers allocated by actual use, from one on-chip
+  // pool shared with threadgroup memory. Assumption: a thread holds this
+  // fraction of its peak register count on average.
+  bool dynamic_caching = false;
+  double dynamic_register_fraction = 0.75;
+  // FP32 can dual-issue with an FP16 or integer instruction.
+  bool fp32_dual_issue = false;
+
+  std::array<UnitCost, kNumExecUnits> unit_costs{};
+
+  double clock_ghz() const { return spec.clock_mhz / 1000.0; }
+  double dram_bytes_per_clock() const { return dram_gbps / clock_ghz(); }
+  // FP32 peak: cores x 128 lanes x 2 FLOPs per FMA x clock.
+  double peak_flops() const {
+    return spec.gpu_cores * 128.0 * 2.0 * spec.clock_mhz * 1e6;
+  }
+  const UnitCost& cost(isa::ExecUnit unit) const {
+    return unit_costs[static_cast<int>(unit)];
+  }
+};
+
+std::optional<ChipTiming> FindChipTiming(std::string_view name);
+
+}  // namespace mtlemu

@@ -1,0 +1,411 @@
+#include "emu/timing/core_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace mtlemu::emu {
+namespace {
+
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+
+uint64_t Ceil(double v) { return static_cast<uint64_t>(std::ceil(v)); }
+
+std::string ThreadgroupName(uint64_t index) {
+  return "threadgroup " + std::to_string(index);
+}
+
+}  // namespace
+
+CoreModel::CoreModel(const ChipTiming& chip,
+                     const std::vector<InstructionTiming>& timings, int core,
+                     uint32_t threadgroup_slots,
+                     uint32_t simd_groups_per_threadgroup, uint32_t registers,
+                     bool simd_detail)
+    : chip_(chip),
+      timings_(timings),
+      core_(core),
+      sgs_per_tg_(simd_groups_per_threadgroup),
+      registers_(std::max<uint32_t>(registers, 1) + 2),
+      simd_detail_(simd_detail),
+      schedulers_(chip.schedulers_per_core),
+      residents_(threadgroup_slots),
+      warps_(static_cast<size_t>(threadgroup_slots) *
+             simd_groups_per_threadgroup),
+      by_scheduler_(chip.schedulers_per_core),
+      pipe_free_(chip.schedulers_per_core,
+                 std::vector<double>(kNumExecUnits, 0.0)),
+      next_time_(chip.schedulers_per_core, kNever),
+      oldest_(chip.schedulers_per_core, -1),
+      l1_(chip.l1_bytes, chip.line_bytes, chip.l1_ways) {
+  for (size_t i = 0; i < warps_.size(); ++i) {
+    warps_[i].slot = static_cast<int>(i / sgs_per_tg_);
+    warps_[i].register_ready.assign(registers_, 0);
+    warps_[i].register_from_memory.assign(registers_, 0);
+    by_scheduler_[i % schedulers_].push_back(static_cast<int>(i));
+  }
+}
+
+int CoreModel::FreeSlots(uint64_t now) {
+  int free = 0;
+  for (Resident& r : residents_) {
+    if (r.used && r.finished && r.end <= now) r.used = false;
+    free += r.used ? 0 : 1;
+  }
+  return free;
+}
+
+bool CoreModel::Idle() const {
+  return std::none_of(residents_.begin(), residents_.end(),
+                      [](const Resident& r) { return r.used; });
+}
+
+void CoreModel::Place(ThreadgroupTrace&& trace, uint64_t now) {
+  for (size_t s = 0; s < residents_.size(); ++s) {
+    Resident& r = residents_[s];
+    if (r.used) continue;
+    r = Resident{};
+    r.used = true;
+    r.finished = false;
+    r.trace = std::move(trace);
+    r.start = now;
+    r.live = static_cast<uint32_t>(r.trace.simd_groups.size());
+    for (uint32_t i = 0; i < sgs_per_tg_; ++i) {
+      Warp& w = warps_[s * sgs_per_tg_ + i];
+      w.done = true;
+      if (i >= r.trace.simd_groups.size() ||
+          r.trace.simd_groups[i].events.empty()) {
+        if (i < r.trace.simd_groups.size()) --r.live;
+        continue;
+      }
+      w.trace = &r.trace.simd_groups[i];
+      w.next = 0;
+      w.done = false;
+      w.at_barrier = false;
+      w.waiting_memory = false;
+      w.start = now;
+      std::fill(w.register_ready.begin(), w.register_ready.end(), 0);
+      ComputeReady(w, now);
+      ++resident_;
+    }
+    if (r.live == 0) {
+      r.finished = true;
+      r.end = now;
+    }
+    return;
+  }
+}
+
+void CoreModel::ComputeReady(Warp& w, uint64_t after) {
+  const InstructionTiming& t = timings_[w.trace->events[w.next].pc];
+  uint64_t ready = after;
+  bool memory = false;
+  for (uint16_t r : t.reads) {
+    if (r < registers_ && w.register_ready[r] > ready) {
+      ready = w.register_ready[r];
+      memory = w.register_from_memory[r] != 0;
+    }
+  }
+  w.ready = ready;
+  w.waiting_memory = memory;
+  w.next_unit = static_cast<int>(t.unit);
+  w.next_fp32 = t.fp32;
+}
+
+uint64_t CoreModel::NextIssueTime(const Warp& w, int scheduler) const {
+  if (w.done || w.at_barrier) return kNever;
+  return std::max(w.ready, Ceil(pipe_free_[scheduler][w.next_unit]));
+}
+
+bool CoreModel::CanIssue(const Warp& w, int scheduler, uint64_t now) const {
+  return NextIssueTime(w, scheduler) <= now;
+}
+
+void CoreModel::Refresh(int scheduler) {
+  uint64_t next = kNever;
+  int oldest = -1;
+  for (int wi : by_scheduler_[scheduler]) {
+    const Warp& w = warps_[wi];
+    if (w.done) continue;
+    if (oldest < 0) oldest = wi;
+    next = std::min(next, NextIssueTime(w, scheduler));
+  }
+  next_time_[scheduler] = next;
+  oldest_[scheduler] = oldest;
+}
+
+void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
+                         const SharedView& shared) {
+  fetched_this_epoch_.clear();
+  for (int s = 0; s < schedulers_; ++s) Refresh(s);
+  uint64_t now = std::max(now_, begin);
+  std::vector<bool> issued(schedulers_);
+  while (now < end) {
+    uint64_t earliest = kNever;
+    for (int s = 0; s < schedulers_; ++s) {
+      earliest = std::min(earliest, next_time_[s]);
+    }
+    if (earliest > now) {
+      const uint64_t next = std::min(earliest, end);
+      CountStalls(now, next, nullptr);
+      now = next;
+      continue;
+    }
+    refresh_all_ = false;
+    for (int s = 0; s < schedulers_; ++s) {
+      issued[s] = false;
+      if (next_time_[s] > now) continue;
+      // Oldest ready SIMD group first (lowest slot: placed earliest among
+      // equals); M3 may issue an FP32 instruction beside another.
+      int first = -1;
+      for (int wi : by_scheduler_[s]) {
+        if (CanIssue(warps_[wi], s, now)) {
+          first = wi;
+          break;
+        }
+      }
+      if (first < 0) {
+        Refresh(s);  // (a scheduler that issued is refreshed lazily)
+        continue;
+      }
+      issued[s] = true;
+      const bool first_fp32 = warps_[first].next_fp32;
+      Issue(warps_[first], s, now, shared);
+      if (chip_.fp32_dual_issue) {
+        for (int wi : by_scheduler_[s]) {
+          Warp& w = warps_[wi];
+          if (wi == first || !CanIssue(w, s, now)) continue;
+          if (w.next_fp32 != first_fp32) {
+            Issue(w, s, now, shared);
+            break;
+          }
+        }
+      }
+      // It may issue again next cycle; if not, the scan there refreshes it.
+      next_time_[s] = now + 1;
+    }
+    CountStalls(now, now + 1, &issued);
+    if (refresh_all_) {
+      for (int s = 0; s < schedulers_; ++s) Refresh(s);
+    }
+    now += 1;
+  }
+  now_ = now;
+}
+
+void CoreModel::CountStalls(uint64_t from, uint64_t to,
+                            const std::vector<bool>* issued) {
+  if (to <= from) return;
+  const uint64_t span = to - from;
+  stats_.resident_simd_group_cycles += static_cast<double>(resident_) * span;
+  epoch_resident_ += static_cast<double>(resident_) * span;
+  for (int s = 0; s < schedulers_; ++s) {
+    if (issued != nullptr && (*issued)[s]) continue;
+    // Why the oldest SIMD group of this scheduler is not issuing.
+    uint64_t* reason = &stats_.stall_idle;
+    if (oldest_[s] >= 0) {
+      const Warp& w = warps_[oldest_[s]];
+      if (w.at_barrier) {
+        reason = &stats_.stall_barrier;
+      } else if (w.ready > from) {
+        reason =
+            w.waiting_memory ? &stats_.stall_memory : &stats_.stall_dependency;
+      } else {
+        reason = &stats_.stall_pipe;
+      }
+    }
+    *reason += span;
+  }
+}
+
+void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
+                      const SharedView& shared) {
+  const TraceEvent& e = w.trace->events[w.next];
+  const InstructionTiming& t = timings_[e.pc];
+  const UnitCost& cost = chip_.cost(t.unit);
+  double& pipe = pipe_free_[scheduler][static_cast<int>(t.unit)];
+  pipe = std::max(pipe, static_cast<double>(now)) + cost.cycles_per_instruction;
+
+  ++stats_.instructions;
+  ++epoch_issues_;
+  stats_.lane_instructions += e.lanes;
+  ++stats_.by_unit[static_cast<int>(t.unit)];
+  stats_.flops +=
+      static_cast<double>(t.flops_per_lane) * e.lanes + t.flops_per_simd_group;
+  if (t.unit == isa::ExecUnit::kAlu) ++stats_.alu_issues;
+
+  uint64_t done = now + Ceil(cost.latency);
+  bool from_memory = false;
+  switch (t.memory) {
+    case MemoryKind::kNone:
+      break;
+    case MemoryKind::kDeviceLoad:
+      done = DeviceLoad(e, *w.trace, now, shared);
+      from_memory = true;
+      break;
+    case MemoryKind::kDeviceStore:
+      DeviceStore(e, *w.trace, now);
+      done = now + 1;
+      break;
+    case MemoryKind::kDeviceAtomic: {
+      // At L2; lanes on one address serialize.
+      DeviceStore(e, *w.trace, now);
+      done = now + Ceil(chip_.l2_latency_cycles +
+                        (e.conflict - 1) * chip_.atomic_cycles_per_conflict);
+      from_memory = true;
+      break;
+    }
+    case MemoryKind::kThreadgroup: {
+      const double start = std::max(threadgroup_port_free_, double(now));
+      threadgroup_port_free_ = start + e.conflict;
+      stats_.bank_conflict_cycles += e.conflict - 1;
+      done = Ceil(start + chip_.threadgroup_latency_cycles + e.conflict - 1);
+      from_memory = true;
+      break;
+    }
+    case MemoryKind::kThread:
+      done = now + Ceil(chip_.l1_latency_cycles);
+      from_memory = true;
+      break;
+  }
+  for (uint16_t r : t.writes) {
+    if (r < registers_) {
+      w.register_ready[r] = done;
+      w.register_from_memory[r] = from_memory ? 1 : 0;
+    }
+  }
+  last_cycle_ = std::max(last_cycle_, now + 1);
+
+  Resident& tg = residents_[w.slot];
+  ++w.next;
+  if (w.next >= w.trace->events.size()) {
+    FinishWarp(w, std::max(now + 1, done));
+    return;
+  }
+  if (t.barrier) {
+    w.at_barrier = true;
+    ++tg.arrived;
+    if (tg.arrived >= tg.live) {
+      const uint64_t release = now + Ceil(chip_.barrier_cycles);
+      for (uint32_t i = 0; i < sgs_per_tg_; ++i) {
+        Warp& o = warps_[w.slot * sgs_per_tg_ + i];
+        if (o.done || !o.at_barrier) continue;
+        o.at_barrier = false;
+        ComputeReady(o, release);
+      }
+      tg.arrived = 0;
+      refresh_all_ = true;
+    }
+    return;
+  }
+  ComputeReady(w, now + 1);
+}
+
+void CoreModel::FinishWarp(Warp& w, uint64_t now) {
+  w.done = true;
+  --resident_;
+  w.end = now;
+  last_cycle_ = std::max(last_cycle_, now);
+  Resident& tg = residents_[w.slot];
+  const uint32_t index =
+      static_cast<uint32_t>(&w - &warps_[w.slot * sgs_per_tg_]);
+  if (simd_detail_) {
+    traces::Slice s;
+    s.core = core_;
+    s.slot = static_cast<int>(&w - warps_.data());
+    s.start_cycle = w.start;
+    s.end_cycle = std::max(now, w.start + 1);
+    s.name = "simdgroup " + std::to_string(index) + " of " +
+             ThreadgroupName(tg.trace.index);
+    s.args = {{"threadgroup", static_cast<double>(tg.trace.index)},
+              {"simdgroup", static_cast<double>(index)},
+              {"instructions", static_cast<double>(w.trace->events.size())}};
+    slices_.push_back(std::move(s));
+  }
+  if (--tg.live > 0) {
+    // Those still running may be waiting at a barrier for this one.
+    if (tg.arrived > 0 && tg.arrived >= tg.live) {
+      const uint64_t release = now + Ceil(chip_.barrier_cycles);
+      for (uint32_t i = 0; i < sgs_per_tg_; ++i) {
+        Warp& o = warps_[w.slot * sgs_per_tg_ + i];
+        if (o.done || !o.at_barrier) continue;
+        o.at_barrier = false;
+        ComputeReady(o, release);
+      }
+      tg.arrived = 0;
+      refresh_all_ = true;
+    }
+    return;
+  }
+  tg.finished = true;
+  tg.end = now;
+  traces::Slice s;
+  s.core = core_;
+  s.start_cycle = tg.start;
+  s.end_cycle = std::max(now, tg.start + 1);
+  s.name = ThreadgroupName(tg.trace.index);
+  s.args = {{"threadgroup", static_cast<double>(tg.trace.index)},
+            {"threads", static_cast<double>(tg.trace.threads)},
+            {"simdgroups", static_cast<double>(tg.trace.simd_groups.size())}};
+  slices_.push_back(std::move(s));
+  // The traces are done with: free their memory now.
+  tg.trace.simd_groups.clear();
+  tg.trace.simd_groups.shrink_to_fit();
+}
+
+uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
+                               uint64_t now, const SharedView& shared) {
+  const double line = chip_.line_bytes;
+  const double start = std::max(l1_port_free_, double(now));
+  l1_port_free_ = start + e.line_count * line / chip_.l1_bytes_per_clock;
+  double done = start + chip_.l1_latency_cycles;
+  const double ns_to_cycles = chip_.clock_ghz();
+  for (uint32_t i = 0; i < e.line_count; ++i) {
+    const uint64_t l = t.lines[e.line_begin + i];
+    ++stats_.l1_lines;
+    if (l1_.Access(l)) {
+      ++stats_.l1_hits;
+      continue;
+    }
+    ++stats_.l2_lines;
+    l2_reads_.push_back(l);
+    const double l2_start = std::max(l2_port_free_, start);
+    l2_port_free_ = l2_start + line / chip_.l2_bytes_per_clock;
+    double finish;
+    if (fetched_this_epoch_.count(l) || shared.l2->Contains(l)) {
+      ++stats_.l2_hits;
+      finish = l2_start + chip_.l2_latency_cycles;
+    } else {
+      fetched_this_epoch_.insert(l);
+      ++stats_.slc_lines;
+      const double slc_start = std::max(slc_port_free_, l2_start);
+      slc_port_free_ = slc_start + line / chip_.slc_bytes_per_clock;
+      if (shared.slc->Contains(l)) {
+        finish = slc_start + chip_.slc_latency_ns * ns_to_cycles;
+      } else {
+        stats_.dram_read_bytes += chip_.line_bytes;
+        epoch_dram_bytes_ += chip_.line_bytes;
+        finish = slc_start + chip_.dram_latency_ns * ns_to_cycles +
+                 shared.dram_queue_cycles;
+      }
+    }
+    done = std::max(done, finish);
+  }
+  return Ceil(done);
+}
+
+void CoreModel::DeviceStore(const TraceEvent& e, const SimdGroupTrace& t,
+                            uint64_t now) {
+  // Write-through to L2 (no allocation in L1), written back to DRAM.
+  const double line = chip_.line_bytes;
+  const double start = std::max(l2_port_free_, double(now));
+  l2_port_free_ = start + e.line_count * line / chip_.l2_bytes_per_clock;
+  for (uint32_t i = 0; i < e.line_count; ++i) {
+    l2_writes_.push_back(t.lines[e.line_begin + i]);
+  }
+  stats_.l2_lines += e.line_count;
+  stats_.dram_write_bytes += uint64_t{e.line_count} * chip_.line_bytes;
+  epoch_dram_bytes_ += uint64_t{e.line_count} * chip_.line_bytes;
+}
+
+}  // namespace mtlemu::emu

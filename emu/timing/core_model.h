@@ -1,0 +1,153 @@
+// One GPU core of the timing model (timing_model.h): its resident
+// threadgroups, their SIMD groups on the core's schedulers, its L1, its
+// pipes and ports. A core runs an epoch on its own, against a read-only
+// view of what the cores share; what it did to shared state is collected
+// for the model to apply afterwards in a fixed order.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "emu/chips/chip_timing.h"
+#include "emu/timing/cache_model.h"
+#include "emu/timing/instruction_timing.h"
+#include "emu/timing/simd_trace.h"
+#include "traces/timeline.h"
+
+namespace mtlemu::emu {
+
+// What the cores share, as it was when the epoch began.
+struct SharedView {
+  const CacheModel* l2 = nullptr;
+  const CacheModel* slc = nullptr;
+  double dram_queue_cycles = 0;  // wait for DRAM now (backlog / bandwidth)
+};
+
+// A core's counts, summed over the dispatch.
+struct CoreStats {
+  uint64_t instructions = 0;
+  uint64_t lane_instructions = 0;
+  std::vector<uint64_t> by_unit = std::vector<uint64_t>(kNumExecUnits, 0);
+  double flops = 0;
+  uint64_t alu_issues = 0;
+  uint64_t l1_lines = 0, l1_hits = 0;
+  uint64_t l2_lines = 0, l2_hits = 0;
+  uint64_t slc_lines = 0;
+  uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  uint64_t bank_conflict_cycles = 0;
+  // Scheduler cycles without an issue, by reason.
+  uint64_t stall_memory = 0, stall_dependency = 0, stall_pipe = 0,
+           stall_barrier = 0, stall_idle = 0;
+  double resident_simd_group_cycles = 0;  // sum over cycles
+};
+
+class CoreModel {
+ public:
+  CoreModel(const ChipTiming& chip,
+            const std::vector<InstructionTiming>& timings, int core,
+            uint32_t threadgroup_slots, uint32_t simd_groups_per_threadgroup,
+            uint32_t registers, bool simd_detail);
+
+  // Free threadgroup slots at cycle `now` (finished ones are released).
+  int FreeSlots(uint64_t now);
+  // Places a threadgroup in a free slot, starting at `now`.
+  void Place(ThreadgroupTrace&& trace, uint64_t now);
+  bool Idle() const;
+
+  // Runs cycles [begin, end).
+  void RunEpoch(uint64_t begin, uint64_t end, const SharedView& shared);
+
+  // What the epoch did to shared state, in order; cleared by the model.
+  std::vector<uint64_t>& l2_reads() { return l2_reads_; }
+  std::vector<uint64_t>& l2_writes() { return l2_writes_; }
+  uint64_t TakeDramBytes() {
+    const uint64_t b = epoch_dram_bytes_;
+    epoch_dram_bytes_ = 0;
+    return b;
+  }
+  // Issues and resident SIMD-group cycles since the last call (counters).
+  void TakeActivity(uint64_t* issues, double* resident_cycles) {
+    *issues = epoch_issues_;
+    *resident_cycles = epoch_resident_;
+    epoch_issues_ = 0;
+    epoch_resident_ = 0;
+  }
+
+  const CoreStats& stats() const { return stats_; }
+  std::vector<traces::Slice>& slices() { return slices_; }
+  uint64_t last_cycle() const { return last_cycle_; }
+
+ private:
+  struct Warp {
+    const SimdGroupTrace* trace = nullptr;
+    uint32_t next = 0;
+    uint64_t ready = 0;  // the next instruction may issue
+    int next_unit = 0;   // its unit (a pipe of the scheduler)
+    bool next_fp32 = false;
+    bool waiting_memory = false;  // ready is set by a load
+    bool at_barrier = false;
+    bool done = true;
+    int slot = 0;  // threadgroup slot
+    uint64_t start = 0, end = 0;
+    std::vector<uint64_t> register_ready;
+    std::vector<uint8_t> register_from_memory;
+  };
+  struct Resident {
+    bool used = false;
+    ThreadgroupTrace trace;
+    uint64_t start = 0, end = 0;
+    uint32_t live = 0;     // SIMD groups not done
+    uint32_t arrived = 0;  // at the barrier
+    bool finished = true;
+  };
+
+  bool CanIssue(const Warp& w, int scheduler, uint64_t now) const;
+  // Recomputes a scheduler's earliest issue time and oldest SIMD group.
+  void Refresh(int scheduler);
+  uint64_t NextIssueTime(const Warp& w, int scheduler) const;
+  void Issue(Warp& w, int scheduler, uint64_t now, const SharedView& shared);
+  uint64_t DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
+                      uint64_t now, const SharedView& shared);
+  void DeviceStore(const TraceEvent& e, const SimdGroupTrace& t, uint64_t now);
+  void ComputeReady(Warp& w, uint64_t after);
+  void FinishWarp(Warp& w, uint64_t now);
+  // Charges [from, to) to each scheduler that did not issue (`issued`
+  // null: none did), by why its oldest SIMD group waits.
+  void CountStalls(uint64_t from, uint64_t to, const std::vector<bool>* issued);
+
+  const ChipTiming& chip_;
+  const std::vector<InstructionTiming>& timings_;
+  int core_;
+  uint32_t sgs_per_tg_;
+  uint32_t registers_;
+  bool simd_detail_;
+  int schedulers_;
+
+  std::vector<Resident> residents_;
+  std::vector<Warp> warps_;                     // slot * sgs_per_tg + index
+  std::vector<std::vector<int>> by_scheduler_;  // warp indices
+  std::vector<std::vector<double>> pipe_free_;  // [scheduler][unit]
+  std::vector<uint64_t> next_time_;             // per scheduler (Refresh)
+  std::vector<int> oldest_;   // per scheduler: oldest live warp, or -1
+  bool refresh_all_ = false;  // a barrier released or a warp finished
+  uint32_t resident_ = 0;     // live SIMD groups
+
+  CacheModel l1_;
+  std::unordered_set<uint64_t> fetched_this_epoch_;  // lines now in L2
+  double l1_port_free_ = 0, l2_port_free_ = 0, slc_port_free_ = 0,
+         threadgroup_port_free_ = 0;
+  uint64_t now_ = 0;
+  uint64_t last_cycle_ = 0;
+
+  std::vector<uint64_t> l2_reads_, l2_writes_;
+  uint64_t epoch_dram_bytes_ = 0;
+  uint64_t epoch_issues_ = 0;
+  double epoch_resident_ = 0;
+  CoreStats stats_;
+  std::vector<traces::Slice> slices_;
+};
+
+}  // namespace mtlemu::emu

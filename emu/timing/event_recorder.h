@@ -1,0 +1,112 @@
+// Records one issued instruction into a SimdGroupTrace, before the
+// instruction runs (so addresses are the ones it uses): the active lanes,
+// the 128-byte lines of device and constant memory it touches, and bank
+// conflicts in threadgroup memory.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+
+#include "emu/exec/memory_access.h"
+#include "emu/timing/simd_trace.h"
+#include "isa/opcode.h"
+
+namespace mtlemu::emu {
+
+inline constexpr uint32_t kLineShift = 7;  // 128-byte lines
+inline constexpr int kThreadgroupBanks = 32;
+
+inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
+                        uint32_t pc, uint32_t mask, SimdGroupTrace& trace) {
+  TraceEvent e;
+  e.pc = pc;
+  e.lanes = static_cast<uint8_t>(std::popcount(mask));
+  const isa::Instruction* inst = d.inst;
+  if (inst != nullptr) {
+    const isa::OpInfo& info = inst->info();
+    const bool matrix = info.shape == isa::OpShape::kMatrixLoad ||
+                        info.shape == isa::OpShape::kMatrixStore;
+    if (info.unit == isa::ExecUnit::kLoad ||
+        info.unit == isa::ExecUnit::kStore ||
+        info.unit == isa::ExecUnit::kAtomic || matrix) {
+      const bool wide = isa::IsWideAddressSpace(inst->space);
+      const uint32_t size = static_cast<uint32_t>(isa::SizeOf(inst->type)) *
+                            std::max<uint32_t>(1, inst->vector);
+      if (wide) {
+        e.line_begin = static_cast<uint32_t>(trace.lines.size());
+        if (matrix) {
+          // An 8x8 block: 8 rows of 8 elements, `stride` elements apart.
+          const int lane = std::countr_zero(mask);
+          const uint64_t base = LaneAddress(ctx, d.mem, true, lane);
+          const uint64_t stride = ctx.Slot(d.slot[2])[lane];
+          for (uint64_t r = 0; r < 8; ++r) {
+            const uint64_t a = base + r * stride * size;
+            for (uint64_t l = a >> kLineShift;
+                 l <= (a + 8 * size - 1) >> kLineShift; ++l) {
+              trace.lines.push_back(l);
+            }
+          }
+        } else if (uint64_t first = 0;
+                   mask == kAllLanes &&
+                   IsContiguous(ctx, d.mem, true, size, &first)) {
+          // The common case: 32 consecutive elements.
+          for (uint64_t l = first >> kLineShift;
+               l <= (first + uint64_t{kLanes} * size - 1) >> kLineShift; ++l) {
+            trace.lines.push_back(l);
+          }
+        } else {
+          for (uint32_t m = mask; m != 0; m &= m - 1) {
+            const uint64_t a =
+                LaneAddress(ctx, d.mem, true, std::countr_zero(m));
+            trace.lines.push_back(a >> kLineShift);
+            if (((a + size - 1) >> kLineShift) != (a >> kLineShift)) {
+              trace.lines.push_back((a + size - 1) >> kLineShift);
+            }
+          }
+        }
+        auto first = trace.lines.begin() + e.line_begin;
+        std::sort(first, trace.lines.end());
+        trace.lines.erase(std::unique(first, trace.lines.end()),
+                          trace.lines.end());
+        e.line_count = static_cast<uint16_t>(trace.lines.size() - e.line_begin);
+        if (info.unit == isa::ExecUnit::kAtomic) {
+          // Lanes on the busiest address serialize.
+          uint64_t addresses[32];
+          int n = 0;
+          for (uint32_t m = mask; m != 0; m &= m - 1) {
+            addresses[n++] = LaneAddress(ctx, d.mem, true, std::countr_zero(m));
+          }
+          std::sort(addresses, addresses + n);
+          int best = n ? 1 : 0, run = 1;
+          for (int i = 1; i < n; ++i) {
+            run = addresses[i] == addresses[i - 1] ? run + 1 : 1;
+            best = std::max(best, run);
+          }
+          e.conflict = static_cast<uint8_t>(std::max(best, 1));
+        }
+      } else if (inst->space == isa::AddressSpace::kThreadgroup && !matrix) {
+        // Distinct 4-byte words per bank; the same word is a broadcast.
+        uint32_t words[32];
+        int n = 0;
+        for (uint32_t m = mask; m != 0; m &= m - 1) {
+          words[n++] = static_cast<uint32_t>(
+              LaneAddress(ctx, d.mem, false, std::countr_zero(m)) >> 2);
+        }
+        std::sort(words, words + n);
+        n = static_cast<int>(std::unique(words, words + n) - words);
+        uint8_t per_bank[kThreadgroupBanks] = {};
+        uint8_t busiest = 1;
+        for (int i = 0; i < n; ++i) {
+          busiest = std::max<uint8_t>(busiest,
+                                      ++per_bank[words[i] % kThreadgroupBanks]);
+        }
+        // Wider accesses (vectors, 64-bit) take more bank cycles.
+        e.conflict = static_cast<uint8_t>(
+            std::min<uint32_t>(255, busiest * std::max<uint32_t>(1, size / 4)));
+      }
+    }
+  }
+  trace.events.push_back(e);
+}
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,95 @@
+#include "emu/timing/instruction_timing.h"
+
+#include <algorithm>
+
+#include "isa/instruction.h"
+
+namespace mtlemu::emu {
+namespace {
+
+isa::ExecUnit EffectiveUnit(const isa::Instruction& inst) {
+  const isa::ExecUnit unit = inst.info().unit;
+  // FMUL32 runs at the FFMA rate [T]; only integer multiply is quarter rate.
+  if (unit == isa::ExecUnit::kMul && isa::IsFloat(inst.type)) {
+    return isa::ExecUnit::kAlu;
+  }
+  return unit;
+}
+
+MemoryKind MemoryOf(const isa::Instruction& inst) {
+  const isa::OpInfo& info = inst.info();
+  const bool matrix_load = info.shape == isa::OpShape::kMatrixLoad;
+  const bool matrix_store = info.shape == isa::OpShape::kMatrixStore;
+  const bool load = info.unit == isa::ExecUnit::kLoad || matrix_load;
+  const bool store = info.unit == isa::ExecUnit::kStore || matrix_store;
+  const bool atomic = info.unit == isa::ExecUnit::kAtomic;
+  if (!load && !store && !atomic) return MemoryKind::kNone;
+  switch (inst.space) {
+    case isa::AddressSpace::kThreadgroup:
+      return MemoryKind::kThreadgroup;
+    case isa::AddressSpace::kThread:
+      return MemoryKind::kThread;
+    default:
+      return atomic  ? MemoryKind::kDeviceAtomic
+             : store ? MemoryKind::kDeviceStore
+                     : MemoryKind::kDeviceLoad;
+  }
+}
+
+}  // namespace
+
+std::vector<InstructionTiming> InstructionTimings(const isa::Kernel& kernel) {
+  std::vector<InstructionTiming> out(kernel.code.size());
+  for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
+    const isa::Instruction& inst = kernel.code[pc];
+    InstructionTiming& t = out[pc];
+    t.unit = EffectiveUnit(inst);
+    t.memory = MemoryOf(inst);
+    t.barrier = inst.op == isa::Opcode::kThreadgroupBarrier;
+    const bool is_float = isa::IsFloat(inst.type);
+    t.fp32 = is_float && inst.type == isa::ScalarType::kFloat &&
+             t.unit == isa::ExecUnit::kAlu;
+    if (inst.op == isa::Opcode::kSimdgroupMultiplyAccumulate) {
+      t.flops_per_simd_group = 8 * 8 * 8 * 2;
+    } else if (is_float && t.memory == MemoryKind::kNone) {
+      switch (inst.op) {
+        case isa::Opcode::kFma:
+          t.flops_per_lane = 2;
+          break;
+        case isa::Opcode::kAdd:
+        case isa::Opcode::kSub:
+        case isa::Opcode::kMul:
+        case isa::Opcode::kDiv:
+          t.flops_per_lane = 1;
+          break;
+        default:
+          break;
+      }
+    }
+    for (int i = 0; i < inst.NumOperands(); ++i) {
+      const isa::Operand& op = inst.operands[i];
+      auto add = [&](std::vector<uint16_t>& list, uint16_t r, int span) {
+        for (int k = 0; k < span; ++k) {
+          list.push_back(static_cast<uint16_t>(r + k));
+        }
+      };
+      if (op.kind == isa::OperandKind::kRegister) {
+        add(isa::IsDestination(inst, i) ? t.writes : t.reads, op.reg,
+            isa::OperandRegisterSpan(inst, i));
+      } else if (op.kind == isa::OperandKind::kMemory) {
+        if (op.mem.base_kind == isa::OperandKind::kRegister) {
+          add(t.reads, op.mem.base,
+              isa::IsWideAddressSpace(inst.space) ? 2 : 1);
+        }
+        if (op.mem.has_index) add(t.reads, op.mem.index, 1);
+      }
+    }
+    // A destination that is also read (simdgroup_load's stride, say) must
+    // wait for its old value too.
+    std::sort(t.reads.begin(), t.reads.end());
+    t.reads.erase(std::unique(t.reads.begin(), t.reads.end()), t.reads.end());
+  }
+  return out;
+}
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,39 @@
+// What the timing model needs to know about each instruction of a kernel,
+// worked out once per dispatch from the ISA: its unit (with float multiply
+// and divide on the full-rate pipe, as measured), the registers it reads
+// and writes, the memory it goes to, and the FLOPs per lane.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "isa/module.h"
+#include "isa/opcode.h"
+
+namespace mtlemu::emu {
+
+enum class MemoryKind : uint8_t {
+  kNone,
+  kDeviceLoad,  // device and constant memory
+  kDeviceStore,
+  kDeviceAtomic,
+  kThreadgroup,  // loads, stores and atomics of threadgroup memory
+  kThread,       // private arrays (on-core, L1 latency)
+};
+
+struct InstructionTiming {
+  isa::ExecUnit unit = isa::ExecUnit::kAlu;
+  MemoryKind memory = MemoryKind::kNone;
+  bool fp32 = false;     // FP32 arithmetic (M3 dual-issues it with the rest)
+  bool barrier = false;  // threadgroup_barrier
+  // FLOPs per active lane (fma 2; add, mul, ... 1), or per SIMD group for
+  // simdgroup_matrix (8x8x8 multiply-accumulate: 1024).
+  uint32_t flops_per_lane = 0;
+  uint32_t flops_per_simd_group = 0;
+  std::vector<uint16_t> reads;  // physical registers
+  std::vector<uint16_t> writes;
+};
+
+std::vector<InstructionTiming> InstructionTimings(const isa::Kernel& kernel);
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,25 @@
+// How many threadgroups of a kernel a GPU core holds at once, by the rule in
+// ../shared/reference/apple-gpu.md: min(resident threads, register file /
+// registers per thread, threadgroup memory per core / per threadgroup), in
+// whole threadgroups. On M3 (Dynamic Caching) registers count by their
+// average use and share one on-chip pool with threadgroup memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "emu/chips/chip_timing.h"
+
+namespace mtlemu::emu {
+
+struct Occupancy {
+  uint32_t threadgroups_per_core = 1;
+  uint32_t simd_groups_per_threadgroup = 1;
+  std::string limiter;  // "threads", "registers", "threadgroup memory"
+};
+
+Occupancy ComputeOccupancy(const ChipTiming& chip, uint32_t registers,
+                           uint32_t threads_per_threadgroup,
+                           uint32_t threadgroup_memory);
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,308 @@
+#include "emu/timing/timing_model.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include "emu/timing/cache_model.h"
+#include "emu/timing/core_model.h"
+#include "emu/timing/instruction_timing.h"
+#include "emu/timing/occupancy.h"
+
+namespace mtlemu::emu {
+namespace {
+
+// Cycles a core runs on its own between two exchanges of shared state. A
+// threadgroup that finishes mid-epoch frees its slot at the next boundary.
+constexpr uint64_t kEpochCycles = 256;
+// Counters are sampled every this many cycles.
+constexpr uint64_t kCounterCycles = 1024;
+
+std::string_view UnitName(isa::ExecUnit unit) {
+  static constexpr std::string_view kNames[] = {
+      "alu",         "mul",         "shift",          "div",     "convert",
+      "sqrt",        "recip",       "transcendental", "trig",    "load",
+      "store",       "atomic",      "branch",         "barrier", "simd_shuffle",
+      "simd_reduce", "simd_prefix", "matrix"};
+  return kNames[static_cast<int>(unit)];
+}
+
+}  // namespace
+
+struct TimingModel::State {
+  ChipTiming chip;
+  const isa::Kernel& kernel;
+  TimingOptions options;
+  uint32_t threads_per_threadgroup;
+  uint32_t threadgroup_memory;
+  std::vector<InstructionTiming> timings;
+  Occupancy occupancy;
+  std::vector<std::unique_ptr<CoreModel>> cores;
+  CacheModel l2, slc;
+  double dram_backlog_bytes = 0;
+  std::deque<ThreadgroupTrace> queue;
+  uint64_t now = 0;  // the current epoch's first cycle
+  uint64_t threadgroups = 0;
+  // Counters, accumulated over the current sampling interval.
+  std::vector<traces::Counter> counters;
+  std::vector<uint64_t> interval_issues;
+  std::vector<double> interval_resident;
+  uint64_t interval_dram_bytes = 0;
+  uint64_t interval_start = 0;
+
+  State(const ChipTiming& c, const isa::Kernel& k, uint32_t threads,
+        uint32_t tg_memory, TimingOptions o)
+      : chip(c),
+        kernel(k),
+        options(o),
+        threads_per_threadgroup(threads),
+        threadgroup_memory(tg_memory),
+        timings(InstructionTimings(k)),
+        occupancy(ComputeOccupancy(c, k.registers, threads, tg_memory)),
+        l2(c.l2_bytes, c.line_bytes, c.l2_ways),
+        slc(c.slc_bytes, c.line_bytes, c.l2_ways) {
+    for (int i = 0; i < c.spec.gpu_cores; ++i) {
+      cores.push_back(std::make_unique<CoreModel>(
+          chip, timings, i, occupancy.threadgroups_per_core,
+          occupancy.simd_groups_per_threadgroup, k.registers, o.simd_detail));
+      counters.push_back({"resident SIMD groups", i, {}});
+      counters.push_back({"ALU busy %", i, {}});
+    }
+    counters.push_back({"DRAM GB/s", -1, {}});
+    interval_issues.assign(cores.size(), 0);
+    interval_resident.assign(cores.size(), 0);
+  }
+
+  // Runs epochs while there is work and input enough to place; with
+  // `finishing`, to the end.
+  void Advance(bool finishing) {
+    while (true) {
+      size_t free = 0;
+      for (auto& core : cores) free += core->FreeSlots(now);
+      // Wait for more threadgroups rather than start an epoch with slots
+      // that more input would have filled (the result must not depend on
+      // how the input is batched).
+      if (!finishing && free > 0 && queue.size() < free) return;
+      for (auto& core : cores) {
+        for (int f = core->FreeSlots(now); f > 0 && !queue.empty(); --f) {
+          core->Place(std::move(queue.front()), now);
+          queue.pop_front();
+        }
+      }
+      const bool idle = std::all_of(cores.begin(), cores.end(),
+                                    [](const auto& c) { return c->Idle(); });
+      if (idle && queue.empty()) return;
+
+      SharedView view;
+      view.l2 = &l2;
+      view.slc = &slc;
+      view.dram_queue_cycles = dram_backlog_bytes / chip.dram_bytes_per_clock();
+      const uint64_t begin = now, end = now + kEpochCycles;
+      tbb::parallel_for(size_t{0}, cores.size(), [&](size_t i) {
+        cores[i]->RunEpoch(begin, end, view);
+      });
+      // Shared state, in core order.
+      uint64_t demand = 0;
+      for (size_t i = 0; i < cores.size(); ++i) {
+        CoreModel& c = *cores[i];
+        for (uint64_t line : c.l2_reads()) {
+          if (!l2.Access(line)) slc.Access(line);
+        }
+        for (uint64_t line : c.l2_writes()) {
+          l2.Access(line);
+          slc.Access(line);
+        }
+        c.l2_reads().clear();
+        c.l2_writes().clear();
+        demand += c.TakeDramBytes();
+        uint64_t issues;
+        double resident;
+        c.TakeActivity(&issues, &resident);
+        interval_issues[i] += issues;
+        interval_resident[i] += resident;
+      }
+      interval_dram_bytes += demand;
+      dram_backlog_bytes =
+          std::max(0.0, dram_backlog_bytes + static_cast<double>(demand) -
+                            chip.dram_bytes_per_clock() * kEpochCycles);
+      now = end;
+      if (now - interval_start >= kCounterCycles) SampleCounters();
+    }
+  }
+
+  void SampleCounters() {
+    const double span = static_cast<double>(now - interval_start);
+    if (span <= 0) return;
+    for (size_t i = 0; i < cores.size(); ++i) {
+      counters[2 * i].samples.push_back(
+          {interval_start, interval_resident[i] / span});
+      counters[2 * i + 1].samples.push_back(
+          {interval_start,
+           100.0 * interval_issues[i] / (span * chip.schedulers_per_core)});
+      interval_issues[i] = 0;
+      interval_resident[i] = 0;
+    }
+    counters.back().samples.push_back(
+        {interval_start,
+         interval_dram_bytes / span * chip.clock_ghz()});  // bytes/ns = GB/s
+    interval_dram_bytes = 0;
+    interval_start = now;
+  }
+};
+
+TimingModel::TimingModel(const ChipTiming& chip, const isa::Kernel& kernel,
+                         uint32_t threads_per_threadgroup,
+                         uint32_t threadgroup_memory, TimingOptions options)
+    : state_(std::make_unique<State>(chip, kernel, threads_per_threadgroup,
+                                     threadgroup_memory, options)) {}
+
+TimingModel::~TimingModel() = default;
+
+void TimingModel::Consume(std::vector<ThreadgroupTrace>& batch) {
+  for (ThreadgroupTrace& t : batch) {
+    state_->queue.push_back(std::move(t));
+    ++state_->threadgroups;
+  }
+  batch.clear();
+  state_->Advance(false);
+}
+
+TimingReport TimingModel::Finish(traces::Timeline* timeline) {
+  State& s = *state_;
+  s.Advance(true);
+  s.SampleCounters();
+  const ChipTiming& chip = s.chip;
+
+  TimingReport r;
+  r.chip = std::string(chip.spec.name);
+  r.chip_name = std::string(chip.spec.marketing_name);
+  r.kernel = s.kernel.name;
+  r.clock_mhz = chip.spec.clock_mhz;
+  r.cores = chip.spec.gpu_cores;
+  CoreStats sum;
+  for (const auto& core : s.cores) {
+    const CoreStats& c = core->stats();
+    r.cycles = std::max(r.cycles, core->last_cycle());
+    sum.instructions += c.instructions;
+    sum.lane_instructions += c.lane_instructions;
+    for (int u = 0; u < kNumExecUnits; ++u) sum.by_unit[u] += c.by_unit[u];
+    sum.flops += c.flops;
+    sum.alu_issues += c.alu_issues;
+    sum.l1_lines += c.l1_lines;
+    sum.l1_hits += c.l1_hits;
+    sum.l2_lines += c.l2_lines;
+    sum.l2_hits += c.l2_hits;
+    sum.slc_lines += c.slc_lines;
+    sum.dram_read_bytes += c.dram_read_bytes;
+    sum.dram_write_bytes += c.dram_write_bytes;
+    sum.bank_conflict_cycles += c.bank_conflict_cycles;
+    sum.stall_memory += c.stall_memory;
+    sum.stall_dependency += c.stall_dependency;
+    sum.stall_pipe += c.stall_pipe;
+    sum.stall_barrier += c.stall_barrier;
+    sum.stall_idle += c.stall_idle;
+    sum.resident_simd_group_cycles += c.resident_simd_group_cycles;
+  }
+  // Writes still queued for DRAM when the last instruction issued.
+  r.cycles += static_cast<uint64_t>(
+      std::ceil(s.dram_backlog_bytes / chip.dram_bytes_per_clock()));
+  const double cycles = std::max<double>(1.0, static_cast<double>(r.cycles));
+  const double seconds = cycles / (chip.spec.clock_mhz * 1e6);
+  r.time_us = seconds * 1e6;
+  r.threadgroups = s.threadgroups;
+  r.instructions = sum.instructions;
+  r.lane_instructions = sum.lane_instructions;
+  r.simd_efficiency =
+      sum.instructions ? sum.lane_instructions / (32.0 * sum.instructions) : 0;
+  for (int u = 0; u < kNumExecUnits; ++u) {
+    if (sum.by_unit[u] > 0) {
+      r.instructions_by_unit.push_back(
+          {std::string(UnitName(static_cast<isa::ExecUnit>(u))),
+           sum.by_unit[u]});
+    }
+  }
+  r.registers = s.kernel.registers;
+  r.threadgroup_memory = s.threadgroup_memory;
+  r.threads_per_threadgroup = s.threads_per_threadgroup;
+  r.threadgroups_per_core = s.occupancy.threadgroups_per_core;
+  r.max_simd_groups_per_core = s.occupancy.threadgroups_per_core *
+                               s.occupancy.simd_groups_per_threadgroup;
+  r.occupancy_limiter = s.occupancy.limiter;
+  const double hardware_max = chip.max_threads_per_core / 32.0;
+  r.occupancy = sum.resident_simd_group_cycles /
+                (cycles * chip.spec.gpu_cores * hardware_max);
+
+  r.l1_bytes = sum.l1_lines * chip.line_bytes;
+  r.l2_bytes = sum.l2_lines * chip.line_bytes;
+  r.slc_bytes = sum.slc_lines * chip.line_bytes;
+  r.dram_bytes = sum.dram_read_bytes + sum.dram_write_bytes;
+  r.l1_hit_rate = sum.l1_lines ? double(sum.l1_hits) / sum.l1_lines : 0;
+  r.l2_hit_rate = sum.l2_lines ? double(sum.l2_hits) / sum.l2_lines : 0;
+  r.achieved_dram_gbps = r.dram_bytes / seconds / 1e9;
+  r.peak_dram_gbps = chip.dram_gbps;
+  r.threadgroup_bank_conflict_cycles = sum.bank_conflict_cycles;
+  r.flops = sum.flops;
+  r.achieved_tflops = sum.flops / seconds / 1e12;
+  r.peak_tflops = chip.peak_flops() / 1e12;
+  const double slots = cycles * chip.spec.gpu_cores * chip.schedulers_per_core;
+  r.alu_utilization = sum.alu_issues / slots;
+  r.dram_bandwidth_utilization = r.achieved_dram_gbps / r.peak_dram_gbps;
+  const double stalled = sum.stall_memory + sum.stall_dependency +
+                         sum.stall_pipe + sum.stall_barrier + sum.stall_idle;
+  if (stalled > 0) {
+    r.stalls = {
+        {"waiting for memory", sum.stall_memory / slots},
+        {"waiting for a result (ALU latency)", sum.stall_dependency / slots},
+        {"pipe busy (throughput)", sum.stall_pipe / slots},
+        {"at a barrier", sum.stall_barrier / slots},
+        {"no SIMD group resident", sum.stall_idle / slots}};
+  }
+
+  // The verdict: the most used resource if it is near its peak, else why
+  // the schedulers sit idle.
+  const double issue_utilization = sum.instructions / slots;
+  if (r.dram_bandwidth_utilization >= 0.6 &&
+      r.dram_bandwidth_utilization >= issue_utilization) {
+    r.limiter = "memory bandwidth";
+    r.verdict = "DRAM bandwidth: " +
+                std::to_string(static_cast<int>(
+                    std::lround(100 * r.dram_bandwidth_utilization))) +
+                "% of the chip's peak is in use";
+  } else if (issue_utilization >= 0.6 || r.alu_utilization >= 0.6) {
+    r.limiter = "ALU";
+    r.verdict =
+        "instruction issue: the schedulers issue on " +
+        std::to_string(static_cast<int>(std::lround(100 * issue_utilization))) +
+        "% of cycles";
+  } else if (r.occupancy < 0.25 &&
+             r.max_simd_groups_per_core < hardware_max / 4) {
+    r.limiter = "occupancy";
+    r.verdict = "too few SIMD groups per core to hide latency (limited by " +
+                r.occupancy_limiter + ")";
+  } else {
+    r.limiter = "latency";
+    r.verdict = sum.stall_memory >= sum.stall_dependency
+                    ? "waiting for memory with bandwidth to spare"
+                    : "waiting for dependent results";
+  }
+
+  if (timeline != nullptr) {
+    timeline->chip = r.chip;
+    timeline->kernel = r.kernel;
+    timeline->clock_mhz = r.clock_mhz;
+    timeline->cores = r.cores;
+    timeline->total_cycles = r.cycles;
+    for (auto& core : s.cores) {
+      for (traces::Slice& slice : core->slices()) {
+        timeline->slices.push_back(std::move(slice));
+      }
+      core->slices().clear();
+    }
+    timeline->counters = std::move(s.counters);
+  }
+  return r;
+}
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,73 @@
+// The summary of a timed dispatch: how long it took on the chip, what it
+// did, what it moved, and what limits it. Counter names follow Xcode's GPU
+// counters where one exists (ALU Utilization, Occupancy, ...), so a Metal
+// programmer recognizes them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mtlemu::emu {
+
+struct TimingReport {
+  std::string chip;       // "m2"
+  std::string chip_name;  // "Apple M2"
+  std::string kernel;
+  double clock_mhz = 0;
+  int cores = 0;
+
+  uint64_t cycles = 0;
+  double time_us = 0;
+
+  uint64_t threadgroups = 0;
+  uint64_t instructions = 0;       // SIMD-group instructions issued
+  uint64_t lane_instructions = 0;  // summed over active lanes
+  double simd_efficiency = 0;      // active lanes / 32
+  // SIMD-group instructions per execution unit (opcode table names).
+  std::vector<std::pair<std::string, uint64_t>> instructions_by_unit;
+
+  // Occupancy: resident threadgroups per core by the chip's rule, and what
+  // limits them ("threads", "registers", "threadgroup memory").
+  uint32_t registers = 0;           // per thread, 32-bit
+  uint32_t threadgroup_memory = 0;  // bytes per threadgroup
+  uint32_t threads_per_threadgroup = 0;
+  uint32_t threadgroups_per_core = 0;
+  uint32_t max_simd_groups_per_core = 0;  // resident by the limit
+  std::string occupancy_limiter;
+  double occupancy = 0;  // achieved: mean resident SIMD groups / hardware max
+
+  // Memory traffic in bytes per level, and what DRAM achieved.
+  uint64_t l1_bytes = 0;
+  uint64_t l2_bytes = 0;
+  uint64_t slc_bytes = 0;
+  uint64_t dram_bytes = 0;  // read + written
+  double l1_hit_rate = 0;
+  double l2_hit_rate = 0;
+  double achieved_dram_gbps = 0;
+  double peak_dram_gbps = 0;
+  uint64_t threadgroup_bank_conflict_cycles = 0;
+
+  double flops = 0;
+  double achieved_tflops = 0;
+  double peak_tflops = 0;
+
+  // Xcode-style utilizations, 0..1.
+  double alu_utilization = 0;  // ALU issue slots used
+  double dram_bandwidth_utilization = 0;
+  // Fractions of scheduler cycles without an issue, by reason.
+  std::vector<std::pair<std::string, double>> stalls;
+
+  // "ALU", "memory bandwidth", "latency" or "occupancy", and why.
+  std::string limiter;
+  std::string verdict;
+};
+
+// Human-readable, a few lines per topic.
+std::string FormatReportText(const TimingReport& report);
+// One JSON object with at least chip, cycles, time_us, dram_bytes,
+// achieved_dram_gbps, flops, achieved_tflops, occupancy and limiter.
+std::string FormatReportJson(const TimingReport& report);
+
+}  // namespace mtlemu::emu
