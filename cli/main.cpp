@@ -2,8 +2,45 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/exit_codes.h"
+#include "cli/roofline_command.h"
 #include "cli/run_command.h"
 #include "cli/tool_commands.h"
+
+namespace {
+
+// What `run` and `roofline` share: the kernel, its arguments, the dispatch.
+void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
+  cmd->add_option("file", run.file,
+                  "Kernel file (.metal, ISA text .s, or a .mtlb module)")
+      ->required();
+  cmd->add_option("--kernel,-k", run.kernel, "Kernel name")->required();
+  cmd->add_option("--grid", run.grid, "X[,Y[,Z]] threads, as dispatchThreads");
+  cmd->add_option("--groups", run.groups,
+                  "X[,Y[,Z]] threadgroups, as dispatchThreadgroups");
+  cmd->add_option("--threadgroup", run.threadgroup,
+                  "X[,Y[,Z]] threads per threadgroup (default: 256 or "
+                  "the pipeline's maximum)");
+  cmd->add_option("--buffer,-b", run.buffers,
+                  "INDEX=FILE.npy or INDEX=TYPE[COUNT]:GEN, GEN one of "
+                  "zeros, iota, fill(V), random(SEED)");
+  cmd->add_option("--bytes", run.bytes,
+                  "INDEX=TYPE:V[,V...] (setBytes: scalars, packed structs)");
+  cmd->add_option("--threadgroup-memory", run.threadgroup_memory,
+                  "INDEX=BYTES (setThreadgroupMemoryLength)");
+  cmd->add_option("--threads", run.threads,
+                  "Host threads (default: all cores)");
+  cmd->add_option("--timeout", run.timeout_seconds,
+                  "Seconds before the dispatch is stopped as a GPU timeout")
+      ->capture_default_str();
+  cmd->add_option("--constant", run.constants,
+                  "Function constant NAME=TYPE:V or INDEX=TYPE:V (.metal)");
+  cmd->add_option("-D", run.defines,
+                  "Preprocessor macro NAME[=VALUE] (.metal)");
+  cmd->add_flag("--no-fast-math", run.no_fast_math,
+                "Compile .metal with fast math off");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace mtlemu::cli;
@@ -16,26 +53,9 @@ int main(int argc, char** argv) {
   RunOptions run;
   CLI::App* run_cmd = app.add_subcommand(
       "run", "Run a kernel: bind buffers, dispatch, write outputs");
-  run_cmd->add_option("file", run.file, "Kernel file (ISA text: .s)")
-      ->required();
-  run_cmd->add_option("--kernel,-k", run.kernel, "Kernel name")->required();
-  run_cmd->add_option("--grid", run.grid,
-                      "X[,Y[,Z]] threads, as dispatchThreads");
-  run_cmd->add_option("--groups", run.groups,
-                      "X[,Y[,Z]] threadgroups, as dispatchThreadgroups");
-  run_cmd->add_option("--threadgroup", run.threadgroup,
-                      "X[,Y[,Z]] threads per threadgroup (default: 256 or "
-                      "the pipeline's maximum)");
+  AddDispatchOptions(run_cmd, run);
   run_cmd->add_option("--chip", run.chip, "Chip: m1, m2-max, ... (see chips)")
       ->capture_default_str();
-  run_cmd->add_option("--buffer,-b", run.buffers,
-                      "INDEX=FILE.npy or INDEX=TYPE[COUNT]:GEN, GEN one of "
-                      "zeros, iota, fill(V), random(SEED)");
-  run_cmd->add_option("--bytes", run.bytes,
-                      "INDEX=TYPE:V[,V...] (setBytes: scalars, packed "
-                      "structs)");
-  run_cmd->add_option("--threadgroup-memory", run.threadgroup_memory,
-                      "INDEX=BYTES (setThreadgroupMemoryLength)");
   run_cmd->add_option("--out,-o", run.outs,
                       "INDEX=PATH.npy: write that buffer after the run");
   run_cmd->add_option("--expect", run.expects,
@@ -44,13 +64,6 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--rtol", run.rtol, "Relative tolerance for --expect")
       ->capture_default_str();
   run_cmd->add_option("--atol", run.atol, "Absolute tolerance for --expect")
-      ->capture_default_str();
-  run_cmd->add_option("--threads", run.threads,
-                      "Host threads (default: all cores)");
-  run_cmd
-      ->add_option("--timeout", run.timeout_seconds,
-                   "Seconds before the dispatch is stopped as a GPU "
-                   "timeout")
       ->capture_default_str();
   run_cmd->add_flag("--quiet,-q", run.quiet, "Print only errors");
   run_cmd->add_flag("--timing", run.timing,
@@ -70,12 +83,18 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"text", "json"}));
   run_cmd->add_option("--report-file", run.report_file,
                       "Write the timing report here instead of stdout");
-  run_cmd->add_option("--constant", run.constants,
-                      "Function constant NAME=TYPE:V or INDEX=TYPE:V (.metal)");
-  run_cmd->add_option("-D", run.defines,
-                      "Preprocessor macro NAME[=VALUE] (.metal)");
-  run_cmd->add_flag("--no-fast-math", run.no_fast_math,
-                    "Compile .metal with fast math off");
+
+  RooflineOptions roofline;
+  CLI::App* roofline_cmd = app.add_subcommand(
+      "roofline",
+      "Time a kernel on chips and draw it on their rooflines (SVG)");
+  AddDispatchOptions(roofline_cmd, roofline.run);
+  roofline_cmd
+      ->add_option("--chips", roofline.chips,
+                   "Chips side by side, comma-separated")
+      ->capture_default_str();
+  roofline_cmd->add_option("--output,-o", roofline.output, "SVG file to write")
+      ->capture_default_str();
 
   std::string asm_file, asm_output;
   CLI::App* asm_cmd = app.add_subcommand(
@@ -113,6 +132,7 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitBadInput;
   }
   if (run_cmd->parsed()) return RunCommand(run);
+  if (roofline_cmd->parsed()) return RooflineCommand(roofline);
   if (asm_cmd->parsed()) return AsmCommand(asm_file, asm_output);
   if (disasm_cmd->parsed()) return DisasmCommand(disasm_file);
   if (chips_cmd->parsed()) return ChipsCommand();

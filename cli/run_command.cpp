@@ -308,8 +308,8 @@ int Run(const RunOptions& options) {
     Check(encoder->dispatchThreadgroups(groups, threadgroup));
   }
   encoder->endEncoding();
-  const bool timed =
-      options.timing || options.trace || options.report || options.report_file;
+  const bool timed = options.timing || options.trace || options.report ||
+                     options.report_file || options.timing_reports;
   device->options().timing = timed;
   device->options().timeline = options.trace.has_value();
   device->options().simd_detail = options.trace_detail == "simd";
@@ -330,7 +330,10 @@ int Run(const RunOptions& options) {
         static_cast<unsigned long long>(r.lane_instructions));
   }
   for (const DispatchReport& r : commands->dispatches()) {
-    if (r.timing != nullptr) {
+    if (r.timing != nullptr && options.timing_reports != nullptr) {
+      options.timing_reports->push_back(*r.timing);
+    }
+    if (r.timing != nullptr && options.timing_reports == nullptr) {
       if (Status s = WriteTiming(options, r); !s.ok()) {
         std::fprintf(stderr, "mtlemu: error: %s\n", s.error().message.c_str());
         code = kExitBadInput;

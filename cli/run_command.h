@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "emu/timing/timing_report.h"
+
 namespace mtlemu::cli {
 
 struct RunOptions {
@@ -33,6 +35,8 @@ struct RunOptions {
   std::string trace_detail = "threadgroup";  // or "simd"
   std::optional<std::string> report;         // --report text|json
   std::optional<std::string> report_file;    // --report-file PATH
+  // When set, each timed dispatch's report is added here (roofline).
+  std::vector<emu::TimingReport>* timing_reports = nullptr;
 };
 
 // Runs the command; prints to stdout/stderr; returns an ExitCode.
