@@ -49,6 +49,10 @@ struct ChipTiming {
 
   // Bandwidth per core per clock (M [T]): on-core 64 B, L2 ~32 B, SLC
   // ~15-20 B (17.5 taken).
+  // Attainable fraction of the DRAM peak for streaming (M: copy kernels
+  // reach 56 of 68.25 GB/s on M1 and 90 of 100 on M2 [CS], 317.6 of 409.6
+  // on M1 Max (llama.cpp PR 1642), 318 of 400 on M3 Max [CS]; 0.82 taken).
+  double dram_efficiency = 0.82;
   double l1_bytes_per_clock = 64;
   double l2_bytes_per_clock = 32;
   double slc_bytes_per_clock = 17.5;
@@ -82,7 +86,10 @@ struct ChipTiming {
   std::array<UnitCost, kNumExecUnits> unit_costs{};
 
   double clock_ghz() const { return spec.clock_mhz / 1000.0; }
-  double dram_bytes_per_clock() const { return dram_gbps / clock_ghz(); }
+  // What DRAM delivers per GPU clock (attainable, not the vendor peak).
+  double dram_bytes_per_clock() const {
+    return dram_gbps * dram_efficiency / clock_ghz();
+  }
   // FP32 peak: cores x 128 lanes x 2 FLOPs per FMA x clock.
   double peak_flops() const {
     return spec.gpu_cores * 128.0 * 2.0 * spec.clock_mhz * 1e6;

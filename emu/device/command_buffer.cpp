@@ -86,7 +86,7 @@ void CommandBuffer::commit() {
       timing = std::make_unique<emu::TimingModel>(
           device_->timing(), *setup.kernel->kernel, t[0] * t[1] * t[2],
           command.threadgroup_memory_length,
-          emu::TimingOptions{options.simd_detail});
+          emu::TimingOptions{options.simd_detail, options.host_threads});
       setup.timing = timing.get();
     }
     const emu::DispatchResult result = emu::RunDispatch(setup);

@@ -5,6 +5,7 @@
 // for the model to apply afterwards in a fixed order.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,7 +24,6 @@ namespace mtlemu::emu {
 struct SharedView {
   const CacheModel* l2 = nullptr;
   const CacheModel* slc = nullptr;
-  double dram_queue_cycles = 0;  // wait for DRAM now (backlog / bandwidth)
 };
 
 // A core's counts, summed over the dispatch.
@@ -36,7 +36,7 @@ struct CoreStats {
   uint64_t l1_lines = 0, l1_hits = 0;
   uint64_t l2_lines = 0, l2_hits = 0;
   uint64_t slc_lines = 0;
-  uint64_t dram_read_bytes = 0, dram_write_bytes = 0;
+  uint64_t dram_write_bytes = 0;  // reads are counted by the model
   uint64_t bank_conflict_cycles = 0;
   // Scheduler cycles without an issue, by reason.
   uint64_t stall_memory = 0, stall_dependency = 0, stall_pipe = 0,
@@ -63,10 +63,9 @@ class CoreModel {
   // What the epoch did to shared state, in order; cleared by the model.
   std::vector<uint64_t>& l2_reads() { return l2_reads_; }
   std::vector<uint64_t>& l2_writes() { return l2_writes_; }
-  uint64_t TakeDramBytes() {
-    const uint64_t b = epoch_dram_bytes_;
-    epoch_dram_bytes_ = 0;
-    return b;
+  // When the core's DRAM port has sent everything (stores included).
+  uint64_t dram_done() const {
+    return static_cast<uint64_t>(std::ceil(dram_port_free_));
   }
   // Issues and resident SIMD-group cycles since the last call (counters).
   void TakeActivity(uint64_t* issues, double* resident_cycles) {
@@ -112,6 +111,9 @@ class CoreModel {
   uint64_t DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
                       uint64_t now, const SharedView& shared);
   void DeviceStore(const TraceEvent& e, const SimdGroupTrace& t, uint64_t now);
+  double DramBytesPerClock() const {
+    return chip_.dram_bytes_per_clock() / chip_.spec.gpu_cores;
+  }
   void ComputeReady(Warp& w, uint64_t after);
   void FinishWarp(Warp& w, uint64_t now);
   // Charges [from, to) to each scheduler that did not issue (`issued`
@@ -137,13 +139,14 @@ class CoreModel {
 
   CacheModel l1_;
   std::unordered_set<uint64_t> fetched_this_epoch_;  // lines now in L2
+  // Ports: busy until. DRAM: each core its share of the chip's attainable
+  // bandwidth (8-10 B per core-clock on Max chips [T], total / cores).
   double l1_port_free_ = 0, l2_port_free_ = 0, slc_port_free_ = 0,
-         threadgroup_port_free_ = 0;
+         dram_port_free_ = 0, threadgroup_port_free_ = 0;
   uint64_t now_ = 0;
   uint64_t last_cycle_ = 0;
 
   std::vector<uint64_t> l2_reads_, l2_writes_;
-  uint64_t epoch_dram_bytes_ = 0;
   uint64_t epoch_issues_ = 0;
   double epoch_resident_ = 0;
   CoreStats stats_;

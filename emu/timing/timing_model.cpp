@@ -1,6 +1,7 @@
 #include "emu/timing/timing_model.h"
 
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cmath>
@@ -39,14 +40,16 @@ struct TimingModel::State {
   uint32_t threadgroup_memory;
   std::vector<InstructionTiming> timings;
   Occupancy occupancy;
+  tbb::task_arena arena;  // the cores' epochs run here
   std::vector<std::unique_ptr<CoreModel>> cores;
   CacheModel l2, slc;
-  double dram_backlog_bytes = 0;
+  uint64_t dram_read_bytes = 0;  // lines fetched once, whichever core asked
   std::deque<ThreadgroupTrace> queue;
   uint64_t now = 0;  // the current epoch's first cycle
   uint64_t threadgroups = 0;
   // Counters, accumulated over the current sampling interval.
   std::vector<traces::Counter> counters;
+  std::vector<uint64_t> written_before;  // DRAM write bytes per core so far
   std::vector<uint64_t> interval_issues;
   std::vector<double> interval_resident;
   uint64_t interval_dram_bytes = 0;
@@ -61,6 +64,7 @@ struct TimingModel::State {
         threadgroup_memory(tg_memory),
         timings(InstructionTimings(k)),
         occupancy(ComputeOccupancy(c, k.registers, threads, tg_memory)),
+        arena(o.host_threads > 0 ? o.host_threads : tbb::task_arena::automatic),
         l2(c.l2_bytes, c.line_bytes, c.l2_ways),
         slc(c.slc_bytes, c.line_bytes, c.l2_ways) {
     for (int i = 0; i < c.spec.gpu_cores; ++i) {
@@ -72,6 +76,7 @@ struct TimingModel::State {
     }
     counters.push_back({"DRAM GB/s", -1, {}});
     interval_issues.assign(cores.size(), 0);
+    written_before.assign(cores.size(), 0);
     interval_resident.assign(cores.size(), 0);
   }
 
@@ -85,10 +90,19 @@ struct TimingModel::State {
       // that more input would have filled (the result must not depend on
       // how the input is batched).
       if (!finishing && free > 0 && queue.size() < free) return;
-      for (auto& core : cores) {
-        for (int f = core->FreeSlots(now); f > 0 && !queue.empty(); --f) {
-          core->Place(std::move(queue.front()), now);
+      // Round-robin over the cores, as the GPU spreads threadgroups.
+      std::vector<int> slots(cores.size());
+      for (size_t i = 0; i < cores.size(); ++i) {
+        slots[i] = cores[i]->FreeSlots(now);
+      }
+      for (bool placed = true; placed && !queue.empty();) {
+        placed = false;
+        for (size_t i = 0; i < cores.size() && !queue.empty(); ++i) {
+          if (slots[i] == 0) continue;
+          --slots[i];
+          cores[i]->Place(std::move(queue.front()), now);
           queue.pop_front();
+          placed = true;
         }
       }
       const bool idle = std::all_of(cores.begin(), cores.end(),
@@ -98,17 +112,21 @@ struct TimingModel::State {
       SharedView view;
       view.l2 = &l2;
       view.slc = &slc;
-      view.dram_queue_cycles = dram_backlog_bytes / chip.dram_bytes_per_clock();
       const uint64_t begin = now, end = now + kEpochCycles;
-      tbb::parallel_for(size_t{0}, cores.size(), [&](size_t i) {
-        cores[i]->RunEpoch(begin, end, view);
+      arena.execute([&] {
+        tbb::parallel_for(size_t{0}, cores.size(), [&](size_t i) {
+          cores[i]->RunEpoch(begin, end, view);
+        });
       });
       // Shared state, in core order.
       uint64_t demand = 0;
       for (size_t i = 0; i < cores.size(); ++i) {
         CoreModel& c = *cores[i];
         for (uint64_t line : c.l2_reads()) {
-          if (!l2.Access(line)) slc.Access(line);
+          if (!l2.Access(line) && !slc.Access(line)) {
+            demand += chip.line_bytes;
+            dram_read_bytes += chip.line_bytes;
+          }
         }
         for (uint64_t line : c.l2_writes()) {
           l2.Access(line);
@@ -116,7 +134,8 @@ struct TimingModel::State {
         }
         c.l2_reads().clear();
         c.l2_writes().clear();
-        demand += c.TakeDramBytes();
+        demand += c.stats().dram_write_bytes - written_before[i];
+        written_before[i] = c.stats().dram_write_bytes;
         uint64_t issues;
         double resident;
         c.TakeActivity(&issues, &resident);
@@ -124,9 +143,6 @@ struct TimingModel::State {
         interval_resident[i] += resident;
       }
       interval_dram_bytes += demand;
-      dram_backlog_bytes =
-          std::max(0.0, dram_backlog_bytes + static_cast<double>(demand) -
-                            chip.dram_bytes_per_clock() * kEpochCycles);
       now = end;
       if (now - interval_start >= kCounterCycles) SampleCounters();
     }
@@ -195,7 +211,6 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     sum.l2_lines += c.l2_lines;
     sum.l2_hits += c.l2_hits;
     sum.slc_lines += c.slc_lines;
-    sum.dram_read_bytes += c.dram_read_bytes;
     sum.dram_write_bytes += c.dram_write_bytes;
     sum.bank_conflict_cycles += c.bank_conflict_cycles;
     sum.stall_memory += c.stall_memory;
@@ -205,9 +220,16 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     sum.stall_idle += c.stall_idle;
     sum.resident_simd_group_cycles += c.resident_simd_group_cycles;
   }
-  // Writes still queued for DRAM when the last instruction issued.
-  r.cycles += static_cast<uint64_t>(
-      std::ceil(s.dram_backlog_bytes / chip.dram_bytes_per_clock()));
+  // Stores still leaving for DRAM when the last instruction issued.
+  for (const auto& core : s.cores) {
+    r.cycles = std::max(r.cycles, core->dram_done());
+  }
+  // Epochs run whole: what the cores idled after the end is not a stall.
+  const uint64_t after_end =
+      s.now > r.cycles
+          ? (s.now - r.cycles) * chip.spec.gpu_cores * chip.schedulers_per_core
+          : 0;
+  sum.stall_idle -= std::min(sum.stall_idle, after_end);
   const double cycles = std::max<double>(1.0, static_cast<double>(r.cycles));
   const double seconds = cycles / (chip.spec.clock_mhz * 1e6);
   r.time_us = seconds * 1e6;
@@ -237,7 +259,7 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
   r.l1_bytes = sum.l1_lines * chip.line_bytes;
   r.l2_bytes = sum.l2_lines * chip.line_bytes;
   r.slc_bytes = sum.slc_lines * chip.line_bytes;
-  r.dram_bytes = sum.dram_read_bytes + sum.dram_write_bytes;
+  r.dram_bytes = s.dram_read_bytes + sum.dram_write_bytes;
   r.l1_hit_rate = sum.l1_lines ? double(sum.l1_hits) / sum.l1_lines : 0;
   r.l2_hit_rate = sum.l2_lines ? double(sum.l2_hits) / sum.l2_lines : 0;
   r.achieved_dram_gbps = r.dram_bytes / seconds / 1e9;

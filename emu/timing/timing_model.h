@@ -14,7 +14,9 @@
 //
 // Cores run in parallel on TBB in epochs of a fixed number of cycles. During
 // an epoch a core sees the shared caches and the DRAM queue as they were at
-// its start; at its end the cores' accesses are applied in core order. So
+// its start; at its end the cores' accesses are applied in core order (a
+// line two cores fetch in one epoch crosses from DRAM once). Each core has
+// its share of the chip's DRAM bandwidth. So
 // the result depends only on the kernel, its inputs and the chip, never on
 // the number of host threads.
 #pragma once
@@ -34,6 +36,7 @@ namespace mtlemu::emu {
 
 struct TimingOptions {
   bool simd_detail = false;  // a trace slice per SIMD group, not only per TG
+  int host_threads = 0;      // for the cores' epochs; 0: all
 };
 
 class TimingModel : public TraceSink {

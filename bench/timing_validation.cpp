@@ -1,0 +1,248 @@
+// The timing model against published measurements of Apple GPUs
+// (../shared/reference/apple-gpu.md): microbenchmark kernels run timed on
+// each chip, the model's figure printed beside the published one with the
+// ratio. Also the host-time cost of timed mode over functional mode. Not a
+// test: nothing here asserts.
+//
+//   mtlemu_timing_validation
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "emu/device/command_buffer.h"
+#include "emu/device/compute_command_encoder.h"
+#include "emu/device/device.h"
+
+namespace {
+
+using mtlemu::bench::Must;
+
+struct Run {
+  mtlemu::emu::TimingReport report;
+  double host_seconds = 0;
+};
+
+// Dispatches `threads` threads in threadgroups of `group`, with one zeroed
+// buffer of `buffer_bytes` per buffer argument of the kernel.
+Run Dispatch(const std::string& chip, const std::string& isa,
+             const std::string& kernel, uint64_t threads, uint32_t group,
+             uint64_t buffer_bytes, bool timed = true) {
+  auto device = Must(mtlemu::Device::Create(chip));
+  device->options().timing = timed;
+  auto library = Must(device->newLibraryWithISA(isa, kernel + ".s"));
+  auto function = Must(library->newFunction(kernel));
+  auto pipeline = Must(device->newComputePipelineState(function));
+  std::vector<std::shared_ptr<mtlemu::Buffer>> buffers;
+  auto commands = device->newCommandQueue()->commandBuffer();
+  auto encoder = commands->computeCommandEncoder();
+  encoder->setComputePipelineState(pipeline);
+  for (const auto& b : function->kernel().buffers) {
+    buffers.push_back(Must(device->newBuffer(buffer_bytes)));
+    (void)encoder->setBuffer(buffers.back(), 0, b.index);
+  }
+  (void)encoder->dispatchThreads({threads, 1, 1}, {group, 1, 1});
+  commands->commit();
+  if (commands->error() != nullptr) {
+    std::fprintf(stderr, "bench: %s\n", commands->error()->message.c_str());
+    std::exit(1);
+  }
+  Run run;
+  run.host_seconds = commands->dispatches()[0].seconds;
+  if (timed) run.report = *commands->dispatches()[0].timing;
+  return run;
+}
+
+struct Op {
+  std::string name;
+  std::string unit_setup;  // extra set-up lines
+  // The instruction with destination and first source `r`.
+  std::function<std::string(const std::string& r)> text;
+  double published_cpi;      // cycles per instruction per scheduler
+  double published_latency;  // cycles
+};
+
+// A loop of `iterations` x `unroll` dependent instructions on `chains`
+// independent registers (r10, r11, ... or pairs for matrices).
+std::string ChainKernel(const Op& op, int chains, int unroll, int iterations,
+                        int register_step) {
+  std::string s = ".kernel chain\n.buffer 0 u0 device float out\n";
+  s += "    mov.u32 r0, %thread_position_in_grid.x\n";
+  s += "    mov.f32 r1, 0.999\n    mov.f32 r2, 0.5\n    mov.u32 r3, 3\n";
+  s += "    xor.u32 r4, %thread_index_in_simdgroup, 1\n";
+  s += op.unit_setup;
+  for (int c = 0; c < chains; ++c) {
+    s +=
+        "    cvt.f32.u32 r" + std::to_string(10 + c * register_step) + ", r0\n";
+  }
+  s += "    mov.u32 r5, 0\nloop:\n";
+  for (int u = 0; u < unroll; ++u) {
+    for (int c = 0; c < chains; ++c) {
+      s +=
+          "    " + op.text("r" + std::to_string(10 + c * register_step)) + "\n";
+    }
+  }
+  s += "    add.u32 r5, r5, 1\n    lt.u32 r6, r5, " +
+       std::to_string(iterations) + "\n    bnz r6, loop, done\ndone:\n";
+  s += "    st.device.f32 [u0 + r0*4], r10\n    exit\n.end\n";
+  return s;
+}
+
+void Row(const std::string& what, const std::string& chip, double model,
+         double published, const std::string& unit, const std::string& source) {
+  std::printf("| %-40s | %-7s | %10.3g | %10.3g | %-9s | %5.2f | %s |\n",
+              what.c_str(), chip.c_str(), model, published, unit.c_str(),
+              published != 0 ? model / published : 0.0, source.c_str());
+}
+
+}  // namespace
+
+int main() {
+  std::printf(
+      "| measurement | chip | model | published | unit | ratio | source |\n"
+      "|---|---|---|---|---|---|---|\n");
+
+  // --- 1. Instruction throughput and latency (per core: the same on M1,
+  // M2, M3; measured on A14 and M1 Max [T]).
+  const std::string matrix_setup =
+      "    simdgroup_load.device.f32 r30, [u0], 8\n"
+      "    simdgroup_load.device.f32 r32, [u0], 8\n";
+  const std::vector<Op> ops = {
+      {"FFMA32", "",
+       [](auto r) { return "fma.f32 " + r + ", " + r + ", r1, r2"; }, 1, 3.7},
+      {"IADD32", "", [](auto r) { return "add.u32 " + r + ", " + r + ", r3"; },
+       1, 3.7},
+      {"IMUL32", "", [](auto r) { return "mul.u32 " + r + ", " + r + ", r3"; },
+       4, 5.0},
+      {"RINT (convert)", "", [](auto r) { return "rint.f32 " + r + ", " + r; },
+       4, 4.6},
+      {"EXP2 (fast)", "", [](auto r) { return "exp2.f32 " + r + ", " + r; }, 4,
+       5.7},
+      {"RECIP32", "", [](auto r) { return "rcp.f32 " + r + ", " + r; }, 6, 7.0},
+      {"SQRT32", "", [](auto r) { return "sqrt.f32 " + r + ", " + r; }, 8,
+       9.85},
+      {"SIN32", "", [](auto r) { return "sin.f32 " + r + ", " + r; }, 14.3, 25},
+      {"simd_shuffle", "",
+       [](auto r) { return "simd_shuffle.u32 " + r + ", " + r + ", r4"; }, 2.04,
+       5.45},
+      {"simd_sum F32", "",
+       [](auto r) { return "simd_sum.f32 " + r + ", " + r; }, 14.5, 27.5},
+      {"simd_prefix_exclusive_sum F32", "",
+       [](auto r) { return "simd_prefix_exclusive_sum.f32 " + r + ", " + r; },
+       11.6, 22},
+      {"simdgroup 8x8 matmul F32", matrix_setup,
+       [](auto r) {
+         return "simdgroup_multiply_accumulate.f32 " + r + ", r30, r32, " + r;
+       },
+       18, 36},
+  };
+  const int cores = 8;  // m1
+  for (const Op& op : ops) {
+    const bool matrix = op.name.find("matmul") != std::string::npos;
+    const int step = matrix ? 2 : 1;
+    // Latency: one SIMD group per scheduler, one dependent chain.
+    {
+      const int unroll = 32, iterations = 16;
+      const Run r = Dispatch("m1", ChainKernel(op, 1, unroll, iterations, step),
+                             "chain", cores * 128, 128, 1 << 20);
+      Row(op.name + " latency", "m1",
+          static_cast<double>(r.report.cycles) / (unroll * iterations),
+          op.published_latency, "cycles", "[T]");
+    }
+    // Throughput: 8 SIMD groups per scheduler, 8 independent chains.
+    {
+      const int chains = 8, unroll = 4, iterations = 16;
+      const int per_core = 1024;
+      const Run r =
+          Dispatch("m1", ChainKernel(op, chains, unroll, iterations, step),
+                   "chain", cores * per_core, 256, 1 << 20);
+      const double per_scheduler = static_cast<double>(chains) * unroll *
+                                   iterations * (per_core / 32) / 4;
+      Row(op.name + " throughput", "m1", r.report.cycles / per_scheduler,
+          op.published_cpi, "cyc/instr", "[T]");
+    }
+  }
+
+  // --- 2. GEMM inner loop: FFMA per core-clock of simdgroup matrices.
+  {
+    const Op& mm = ops.back();
+    const int chains = 4, unroll = 4, iterations = 32;
+    const Run r = Dispatch("m1", ChainKernel(mm, chains, unroll, iterations, 2),
+                           "chain", cores * 1024, 256, 1 << 20);
+    const double fma = 512.0 * chains * unroll * iterations * cores * 1024 / 32;
+    Row("GEMM inner loop FFMA32 per core-clock", "m1",
+        fma / (static_cast<double>(r.report.cycles) * cores), 101.7, "FFMA/clk",
+        "[T]");
+  }
+
+  // --- 3. Attainable DRAM bandwidth: a 64 MB copy (read + write).
+  const std::string copy =
+      ".kernel copy\n.buffer 0 u0 device float in\n"
+      ".buffer 1 u2 device float out\n"
+      "    mov.u32 r0, %thread_position_in_grid.x\n"
+      "    ld.device.f32 r1, [u0 + r0*4]\n"
+      "    st.device.f32 [u2 + r0*4], r1\n    exit\n.end\n";
+  const uint64_t n = 16u << 20;
+  struct Copy {
+    const char* chip;
+    double published;
+    const char* source;
+  };
+  for (const Copy& c : {Copy{"m1", 56, "[CS] PyTorch copy"},
+                        Copy{"m1-pro", 176, "[CS] PyTorch copy"},
+                        Copy{"m1-max", 317.6, "llama.cpp PR 1642"},
+                        Copy{"m2", 90, "[CS] PyTorch copy"},
+                        Copy{"m2-max", 340, "llama.cpp PR 2188"},
+                        Copy{"m3-max", 318, "[CS] PyTorch copy"}}) {
+    const Run r = Dispatch(c.chip, copy, "copy", n, 256, n * 4);
+    Row("copy 64 MB, read + write", c.chip, r.report.achieved_dram_gbps,
+        c.published, "GB/s", c.source);
+  }
+
+  // --- 4. FP32 FMA peak: 8 independent chains, unrolled.
+  const Op& ffma = ops.front();
+  struct Peak {
+    const char* chip;
+    double published;
+  };
+  for (const Peak& p : {Peak{"m1", 2.62}, Peak{"m1-max", 10.62},
+                        Peak{"m2", 3.58}, Peak{"m3", 3.43}}) {
+    const auto spec = *mtlemu::FindChip(p.chip);
+    const Run r =
+        Dispatch(p.chip, ChainKernel(ffma, 8, 16, 8, 1), "chain",
+                 static_cast<uint64_t>(spec.gpu_cores) * 3072, 256, 64 << 20);
+    Row("FP32 FMA peak", p.chip, r.report.achieved_tflops, p.published,
+        "TFLOP/s", "cores x 256 x f [T]");
+  }
+
+  // --- 5. What timed mode costs: host time timed / functional.
+  std::printf("\nTimed mode over functional mode, host time (m1):\n");
+  struct Cost {
+    const char* what;
+    std::string isa;
+    std::string kernel;
+    uint64_t threads;
+    uint64_t bytes;
+  };
+  for (const Cost& c :
+       {Cost{"copy 64 MB", copy, "copy", n, n * 4},
+        Cost{"FFMA32 chains", ChainKernel(ffma, 8, 16, 8, 1), "chain", 8 * 3072,
+             1 << 20},
+        Cost{"simd_sum chains", ChainKernel(ops[9], 8, 4, 16, 1), "chain",
+             8 * 1024, 1 << 20}}) {
+    double functional = 1e30, timed = 1e30;
+    for (int i = 0; i < 3; ++i) {
+      functional = std::min(functional, Dispatch("m1", c.isa, c.kernel,
+                                                 c.threads, 256, c.bytes, false)
+                                            .host_seconds);
+      timed = std::min(
+          timed, Dispatch("m1", c.isa, c.kernel, c.threads, 256, c.bytes, true)
+                     .host_seconds);
+    }
+    std::printf("  %-16s functional %.4f s, timed %.4f s: %.1fx\n", c.what,
+                functional, timed, timed / functional);
+  }
+  return 0;
+}
