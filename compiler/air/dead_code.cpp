@@ -60,32 +60,36 @@ void RemoveDeadCode(isa::Kernel& kernel, const RegisterParts& parts) {
       }
     }
     if (!changed) break;
-    // Renumber: an instruction index maps to the next kept one.
-    std::vector<uint32_t> new_index(kernel.code.size() + 1);
-    uint32_t n = 0;
-    for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
-      new_index[pc] = n;
-      if (keep[pc]) ++n;
-    }
-    new_index[kernel.code.size()] = n;
-    std::vector<isa::Instruction> code;
-    for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
-      if (!keep[pc]) continue;
-      isa::Instruction inst = kernel.code[pc];
-      for (int i = 0; i < inst.NumOperands(); ++i) {
-        if (inst.operands[i].kind == isa::OperandKind::kLabel) {
-          inst.operands[i].label = new_index[inst.operands[i].label];
-        }
-      }
-      code.push_back(inst);
-    }
-    std::map<uint32_t, std::string> labels;
-    for (const auto& [pc, name] : kernel.labels) {
-      labels.emplace(new_index[pc], name);
-    }
-    kernel.code = std::move(code);
-    kernel.labels = std::move(labels);
+    RemoveInstructions(kernel, keep);
   }
+}
+
+void RemoveInstructions(isa::Kernel& kernel, const std::vector<bool>& keep) {
+  // Renumber: an instruction index maps to the next kept one.
+  std::vector<uint32_t> new_index(kernel.code.size() + 1);
+  uint32_t n = 0;
+  for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
+    new_index[pc] = n;
+    if (keep[pc]) ++n;
+  }
+  new_index[kernel.code.size()] = n;
+  std::vector<isa::Instruction> code;
+  for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
+    if (!keep[pc]) continue;
+    isa::Instruction inst = kernel.code[pc];
+    for (int i = 0; i < inst.NumOperands(); ++i) {
+      if (inst.operands[i].kind == isa::OperandKind::kLabel) {
+        inst.operands[i].label = new_index[inst.operands[i].label];
+      }
+    }
+    code.push_back(inst);
+  }
+  std::map<uint32_t, std::string> labels;
+  for (const auto& [pc, name] : kernel.labels) {
+    labels.emplace(new_index[pc], name);
+  }
+  kernel.code = std::move(code);
+  kernel.labels = std::move(labels);
 }
 
 }  // namespace mtlemu::air

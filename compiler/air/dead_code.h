@@ -3,6 +3,8 @@
 // register allocation.
 #pragma once
 
+#include <vector>
+
 #include "compiler/air/register_parts.h"
 #include "isa/module.h"
 
@@ -13,5 +15,9 @@ namespace mtlemu::air {
 // and labels are renumbered. A write to a part of a register block is live
 // when any part of the block is read.
 void RemoveDeadCode(isa::Kernel& kernel, const RegisterParts& parts = {});
+
+// Drops the instructions whose `keep` is false; branch targets and labels
+// move to the next kept instruction.
+void RemoveInstructions(isa::Kernel& kernel, const std::vector<bool>& keep);
 
 }  // namespace mtlemu::air

@@ -287,6 +287,11 @@ class Lowering {
   static int RegistersPerElement(const llvm::Value* v) {
     return v->getType()->getScalarSizeInBits() > 32 ? 2 : 1;
   }
+  // Two 32-bit registers in all: copied whole with one mov.u64.
+  static bool IsPairBlock(const llvm::Value* v) {
+    return NumElements(v) * RegistersPerElement(v) == 2 &&
+           v->getType()->getScalarSizeInBits() == 32;
+  }
   ScalarType ElementType(const llvm::Value* v) {
     const std::optional<ScalarType> t =
         TypeOf(v->getType()->getScalarType(), false);
@@ -652,6 +657,13 @@ void Lowering::LowerBlock(const llvm::BasicBlock& block) {
   for (const llvm::PHINode& phi : block.phis()) {
     location_ = LocationOf(phi);
     const uint32_t temp = phi_temps_.at(&phi);
+    if (IsVector(&phi) && IsPairBlock(&phi)) {
+      // A two-register block (simdgroup_matrix): one copy, which register
+      // allocation can coalesce away.
+      Emit(Opcode::kMov, ScalarType::kULong,
+           {Def(&phi), Operand::Reg(static_cast<int>(temp))});
+      continue;
+    }
     if (IsVector(&phi)) {
       const ScalarType t = ElementType(&phi);
       for (unsigned i = 0; i < NumElements(&phi); ++i) {
@@ -676,6 +688,12 @@ void Lowering::EmitPhiCopies(const llvm::BasicBlock& from,
                              const llvm::BasicBlock& to) {
   for (const llvm::PHINode& phi : to.phis()) {
     const llvm::Value* in = phi.getIncomingValueForBlock(&from);
+    if (IsVector(&phi) && IsPairBlock(&phi) && !llvm::isa<llvm::Constant>(in)) {
+      Emit(Opcode::kMov, ScalarType::kULong,
+           {Operand::Reg(static_cast<int>(phi_temps_.at(&phi))),
+            Operand::Reg(static_cast<int>(VRegFor(in)))});
+      continue;
+    }
     if (IsVector(&phi)) {
       CopyElements(phi_temps_.at(&phi), in);
       continue;

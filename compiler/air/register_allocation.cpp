@@ -4,6 +4,8 @@
 #include <bitset>
 #include <vector>
 
+#include "compiler/air/dead_code.h"
+
 namespace mtlemu::air {
 namespace {
 
@@ -110,6 +112,80 @@ Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts) {
     }
   }
 
+  // Copy coalescing: a full-width mov between two registers whose lives do
+  // not overlap gives both one register; the mov then copies a register to
+  // itself and is dropped below. Loop phis' copies mostly go away.
+  std::vector<uint32_t> rep(num_vregs);
+  for (uint32_t v = 0; v < num_vregs; ++v) rep[v] = v;
+  auto find = [&](uint32_t v) {
+    while (rep[v] != v) v = rep[v] = rep[rep[v]];
+    return v;
+  };
+  {
+    std::vector<std::vector<uint32_t>> live_at(num_vregs), out_at(num_vregs),
+        defs_at(num_vregs);
+    for (uint32_t pc = 0; pc < n; ++pc) {
+      for (uint32_t v : live_in[pc]) live_at[v].push_back(pc);
+      std::vector<uint32_t> out;
+      for (uint32_t s : Successors(kernel, pc)) {
+        if (s < n) out.insert(out.end(), live_in[s].begin(), live_in[s].end());
+      }
+      std::sort(out.begin(), out.end());
+      out.erase(std::unique(out.begin(), out.end()), out.end());
+      for (uint32_t v : out) out_at[v].push_back(pc);
+      for (const RegisterUse& r : regs[pc]) {
+        if (r.def && (defs_at[r.reg].empty() || defs_at[r.reg].back() != pc)) {
+          defs_at[r.reg].push_back(pc);
+        }
+      }
+    }
+    auto meet = [](const std::vector<uint32_t>& a,
+                   const std::vector<uint32_t>& b) {
+      size_t i = 0, j = 0;
+      while (i < a.size() && j < b.size()) {
+        if (a[i] == b[j]) return true;
+        a[i] < b[j] ? ++i : ++j;
+      }
+      return false;
+    };
+    auto merge = [](std::vector<uint32_t>& into, std::vector<uint32_t>& from) {
+      std::vector<uint32_t> m;
+      std::set_union(into.begin(), into.end(), from.begin(), from.end(),
+                     std::back_inserter(m));
+      into.swap(m);
+      from.clear();
+      from.shrink_to_fit();
+    };
+    for (uint32_t pc = 0; pc < n; ++pc) {
+      const Instruction& inst = kernel.code[pc];
+      if (inst.op != isa::Opcode::kMov || regs[pc].size() != 2) continue;
+      const RegisterUse& d = regs[pc][0];
+      const RegisterUse& s = regs[pc][1];
+      if (!d.def || s.def || d.offset != 0 || s.offset != 0 ||
+          d.span != width[d.reg] || s.span != width[s.reg] ||
+          width[d.reg] != width[s.reg]) {
+        continue;
+      }
+      const uint32_t a = find(d.reg), b = find(s.reg);
+      if (a == b || meet(live_at[a], live_at[b]) ||
+          meet(defs_at[a], out_at[b]) || meet(defs_at[b], out_at[a])) {
+        continue;
+      }
+      rep[b] = a;
+      merge(live_at[a], live_at[b]);
+      merge(out_at[a], out_at[b]);
+      merge(defs_at[a], defs_at[b]);
+    }
+  }
+  for (auto& list : regs) {
+    for (RegisterUse& r : list) r.reg = find(r.reg);
+  }
+  for (auto& live : live_in) {
+    for (uint32_t& v : live) v = find(v);
+    std::sort(live.begin(), live.end());
+    live.erase(std::unique(live.begin(), live.end()), live.end());
+  }
+
   // Intervals: the hull of every point where a vreg is live or defined.
   constexpr uint32_t kNone = 0xffffffffu;
   std::vector<uint32_t> start(num_vregs, kNone), end(num_vregs, 0);
@@ -165,7 +241,7 @@ Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts) {
 
   auto physical = [&](uint16_t v) {
     const auto [whole, offset] = parts.Resolve(v);
-    return static_cast<uint16_t>(assigned[whole] + offset);
+    return static_cast<uint16_t>(assigned[find(whole)] + offset);
   };
   for (Instruction& inst : kernel.code) {
     for (int i = 0; i < inst.NumOperands(); ++i) {
@@ -180,6 +256,19 @@ Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts) {
       }
     }
   }
+  // Moves of a register to itself (coalesced copies) are dropped.
+  std::vector<bool> keep(n, true);
+  bool any = false;
+  for (uint32_t pc = 0; pc < n; ++pc) {
+    const Instruction& inst = kernel.code[pc];
+    if (inst.op == isa::Opcode::kMov &&
+        inst.operands[0].kind == OperandKind::kRegister &&
+        inst.operands[0] == inst.operands[1]) {
+      keep[pc] = false;
+      any = true;
+    }
+  }
+  if (any) RemoveInstructions(kernel, keep);
   isa::ComputeResources(kernel);
   return {};
 }
