@@ -158,7 +158,10 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
                             Fault& fault, ThreadgroupTrace* trace) {
   const Size3 size = ThreadgroupSize(setup.grid, position);
   const uint32_t threads = size[0] * size[1] * size[2];
-  if (threads == 0) return true;
+  if (threads == 0) {
+    if (trace != nullptr) trace->simd_groups.clear();  // (a reused trace)
+    return true;
+  }
   const uint32_t count = (threads + kLanes - 1) / kLanes;
   if (simd_groups_.size() < count) simd_groups_.resize(count);
   if (trace != nullptr) {

@@ -139,7 +139,7 @@ void CoreModel::Refresh(int scheduler) {
 
 void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
                          const SharedView& shared) {
-  fetched_this_epoch_.clear();
+  fetched_this_epoch_.Clear();
   for (int s = 0; s < schedulers_; ++s) Refresh(s);
   uint64_t now = std::max(now_, begin);
   std::vector<bool> issued(schedulers_);
@@ -351,9 +351,10 @@ void CoreModel::FinishWarp(Warp& w, uint64_t now) {
             {"threads", static_cast<double>(tg.trace.threads)},
             {"simdgroups", static_cast<double>(tg.trace.simd_groups.size())}};
   slices_.push_back(std::move(s));
-  // The traces are done with: free their memory now.
-  tg.trace.simd_groups.clear();
-  tg.trace.simd_groups.shrink_to_fit();
+  // The traces are done with: back to the dispatch for the next batch
+  // (their vectors keep their capacity, which saves allocations).
+  recycled_.push_back(std::move(tg.trace));
+  tg.trace = ThreadgroupTrace{};
 }
 
 uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
@@ -375,11 +376,11 @@ uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
     const double l2_start = std::max(l2_port_free_, start);
     l2_port_free_ = l2_start + line / chip_.l2_bytes_per_clock;
     double finish;
-    if (fetched_this_epoch_.count(l) || shared.l2->Contains(l)) {
+    if (fetched_this_epoch_.Contains(l) || shared.l2->Contains(l)) {
       ++stats_.l2_hits;
       finish = l2_start + chip_.l2_latency_cycles;
     } else {
-      fetched_this_epoch_.insert(l);
+      fetched_this_epoch_.Insert(l);
       ++stats_.slc_lines;
       const double slc_start = std::max(slc_port_free_, l2_start);
       slc_port_free_ = slc_start + line / chip_.slc_bytes_per_clock;

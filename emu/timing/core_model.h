@@ -9,12 +9,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "emu/chips/chip_timing.h"
 #include "emu/timing/cache_model.h"
 #include "emu/timing/instruction_timing.h"
+#include "emu/timing/line_set.h"
 #include "emu/timing/simd_trace.h"
 #include "traces/timeline.h"
 
@@ -74,6 +74,9 @@ class CoreModel {
     epoch_issues_ = 0;
     epoch_resident_ = 0;
   }
+
+  // Traces of finished threadgroups, for reuse.
+  std::vector<ThreadgroupTrace>& recycled() { return recycled_; }
 
   const CoreStats& stats() const { return stats_; }
   std::vector<traces::Slice>& slices() { return slices_; }
@@ -138,7 +141,7 @@ class CoreModel {
   uint32_t resident_ = 0;     // live SIMD groups
 
   CacheModel l1_;
-  std::unordered_set<uint64_t> fetched_this_epoch_;  // lines now in L2
+  LineSet fetched_this_epoch_;  // lines now in L2
   // Ports: busy until. DRAM: each core its share of the chip's attainable
   // bandwidth (8-10 B per core-clock on Max chips [T], total / cores).
   double l1_port_free_ = 0, l2_port_free_ = 0, slc_port_free_ = 0,
@@ -151,6 +154,7 @@ class CoreModel {
   double epoch_resident_ = 0;
   CoreStats stats_;
   std::vector<traces::Slice> slices_;
+  std::vector<ThreadgroupTrace> recycled_;
 };
 
 }  // namespace mtlemu::emu

@@ -113,6 +113,7 @@ struct TimingModel::State {
       view.l2 = &l2;
       view.slc = &slc;
       const uint64_t begin = now, end = now + kEpochCycles;
+      // Cores are independent within an epoch.
       arena.execute([&] {
         tbb::parallel_for(size_t{0}, cores.size(), [&](size_t i) {
           cores[i]->RunEpoch(begin, end, view);
@@ -183,6 +184,14 @@ void TimingModel::Consume(std::vector<ThreadgroupTrace>& batch) {
   }
   batch.clear();
   state_->Advance(false);
+  // Finished threadgroups' traces go back to the dispatch, which fills
+  // them again for the next batch without allocating.
+  for (auto& core : state_->cores) {
+    for (ThreadgroupTrace& t : core->recycled()) {
+      if (batch.size() < 256) batch.push_back(std::move(t));
+    }
+    core->recycled().clear();
+  }
 }
 
 TimingReport TimingModel::Finish(traces::Timeline* timeline) {
