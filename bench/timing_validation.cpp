@@ -7,11 +7,13 @@
 //   mtlemu_timing_validation
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "compiler/msl_compiler.h"
 #include "emu/device/command_buffer.h"
 #include "emu/device/compute_command_encoder.h"
 #include "emu/device/device.h"
@@ -29,10 +31,15 @@ struct Run {
 // buffer of `buffer_bytes` per buffer argument of the kernel.
 Run Dispatch(const std::string& chip, const std::string& isa,
              const std::string& kernel, uint64_t threads, uint32_t group,
-             uint64_t buffer_bytes, bool timed = true) {
+             uint64_t buffer_bytes, bool timed = true,
+             const mtlemu::isa::Module* module = nullptr,
+             const std::vector<uint8_t>* bytes3 = nullptr,
+             bool groups = false) {
   auto device = Must(mtlemu::Device::Create(chip));
   device->options().timing = timed;
-  auto library = Must(device->newLibraryWithISA(isa, kernel + ".s"));
+  auto library = module != nullptr
+                     ? Must(device->newLibraryWithModule(*module))
+                     : Must(device->newLibraryWithISA(isa, kernel + ".s"));
   auto function = Must(library->newFunction(kernel));
   auto pipeline = Must(device->newComputePipelineState(function));
   std::vector<std::shared_ptr<mtlemu::Buffer>> buffers;
@@ -40,10 +47,19 @@ Run Dispatch(const std::string& chip, const std::string& isa,
   auto encoder = commands->computeCommandEncoder();
   encoder->setComputePipelineState(pipeline);
   for (const auto& b : function->kernel().buffers) {
+    if (bytes3 != nullptr && b.index == 3) {
+      (void)encoder->setBytes(bytes3->data(), bytes3->size(), 3);
+      continue;
+    }
     buffers.push_back(Must(device->newBuffer(buffer_bytes)));
     (void)encoder->setBuffer(buffers.back(), 0, b.index);
   }
-  (void)encoder->dispatchThreads({threads, 1, 1}, {group, 1, 1});
+  if (groups) {
+    // `threads` is the side of a square grid of threadgroups.
+    (void)encoder->dispatchThreadgroups({threads, threads, 1}, {group, 1, 1});
+  } else {
+    (void)encoder->dispatchThreads({threads, 1, 1}, {group, 1, 1});
+  }
   commands->commit();
   if (commands->error() != nullptr) {
     std::fprintf(stderr, "bench: %s\n", commands->error()->message.c_str());
@@ -217,7 +233,65 @@ int main() {
         "TFLOP/s", "cores x 256 x f [T]");
   }
 
-  // --- 5. What timed mode costs: host time timed / functional.
+  // --- 5. SGEMM with simdgroup_matrix, 1024^3, compiled from MSL by mtlemu:
+  // a threadgroup of 4 SIMD groups computes 64 x 64 of C, each SIMD group
+  // 32 x 32 as 4 x 4 tiles, A and B loaded straight from device memory.
+  {
+    const char* source = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void sgemm(device const float* A [[buffer(0)]],
+                  device const float* B [[buffer(1)]],
+                  device float* C [[buffer(2)]],
+                  constant uint& N [[buffer(3)]],
+                  uint2 tg [[threadgroup_position_in_grid]],
+                  uint sg [[simdgroup_index_in_threadgroup]]) {
+  simdgroup_float8x8 acc[4][4];
+  #pragma unroll
+  for (int i = 0; i < 4; ++i)
+    #pragma unroll
+    for (int j = 0; j < 4; ++j)
+      acc[i][j] = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+  const uint row0 = tg.y * 64 + (sg / 2) * 32, col0 = tg.x * 64 + (sg % 2) * 32;
+  for (uint k = 0; k < N; k += 8) {
+    simdgroup_float8x8 a[4], b[4];
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) simdgroup_load(a[i], A + (row0 + 8 * i) * N + k, N);
+    #pragma unroll
+    for (int j = 0; j < 4; ++j) simdgroup_load(b[j], B + k * N + col0 + 8 * j, N);
+    #pragma unroll
+    for (int i = 0; i < 4; ++i)
+      #pragma unroll
+      for (int j = 0; j < 4; ++j)
+        simdgroup_multiply_accumulate(acc[i][j], a[i], b[j], acc[i][j]);
+  }
+  #pragma unroll
+  for (int i = 0; i < 4; ++i)
+    #pragma unroll
+    for (int j = 0; j < 4; ++j)
+      simdgroup_store(acc[i][j], C + (row0 + 8 * i) * N + col0 + 8 * j, N);
+})";
+    const mtlemu::isa::Module module =
+        Must(mtlemu::compiler::CompileMsl(source, "sgemm.metal", {}));
+    const uint32_t size = 1024;
+    std::vector<uint8_t> n(4);
+    std::memcpy(n.data(), &size, 4);
+    struct Gemm {
+      const char* chip;
+      double published;
+      const char* source;
+    };
+    for (const Gemm& g : {Gemm{"m1", 1.4, "[CS] PyTorch, size not given"},
+                          Gemm{"m1-max", 8.153, "[MFA] MPS 1024^3"}}) {
+      const Run r =
+          Dispatch(g.chip, "", "sgemm", size / 64, 128,
+                   uint64_t{size} * size * 4, true, &module, &n, true);
+      Row("SGEMM 1024^3, simdgroup_matrix (MSL)", g.chip,
+          r.report.achieved_tflops, g.published, "TFLOP/s", g.source);
+    }
+  }
+
+  // --- 6. What timed mode costs: host time timed / functional.
   std::printf("\nTimed mode over functional mode, host time (m1):\n");
   struct Cost {
     const char* what;
