@@ -289,19 +289,24 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
     w.at_barrier = true;
     ++tg.arrived;
     if (tg.arrived >= tg.live) {
-      const uint64_t release = now + Ceil(chip_.barrier_cycles);
-      for (uint32_t i = 0; i < sgs_per_tg_; ++i) {
-        Warp& o = warps_[w.slot * sgs_per_tg_ + i];
-        if (o.done || !o.at_barrier) continue;
-        o.at_barrier = false;
-        ComputeReady(o, release);
-      }
-      tg.arrived = 0;
-      refresh_all_ = true;
+      ReleaseBarrier(w.slot, now);
     }
     return;
   }
   ComputeReady(w, now + 1);
+}
+
+// Every live SIMD group of the threadgroup in `slot` has arrived.
+void CoreModel::ReleaseBarrier(int slot, uint64_t now) {
+  const uint64_t release = now + Ceil(chip_.barrier_cycles);
+  for (uint32_t i = 0; i < sgs_per_tg_; ++i) {
+    Warp& o = warps_[slot * sgs_per_tg_ + i];
+    if (o.done || !o.at_barrier) continue;
+    o.at_barrier = false;
+    ComputeReady(o, release);
+  }
+  residents_[slot].arrived = 0;
+  refresh_all_ = true;
 }
 
 void CoreModel::FinishWarp(Warp& w, uint64_t now) {
@@ -328,15 +333,7 @@ void CoreModel::FinishWarp(Warp& w, uint64_t now) {
   if (--tg.live > 0) {
     // Those still running may be waiting at a barrier for this one.
     if (tg.arrived > 0 && tg.arrived >= tg.live) {
-      const uint64_t release = now + Ceil(chip_.barrier_cycles);
-      for (uint32_t i = 0; i < sgs_per_tg_; ++i) {
-        Warp& o = warps_[w.slot * sgs_per_tg_ + i];
-        if (o.done || !o.at_barrier) continue;
-        o.at_barrier = false;
-        ComputeReady(o, release);
-      }
-      tg.arrived = 0;
-      refresh_all_ = true;
+      ReleaseBarrier(w.slot, now);
     }
     return;
   }

@@ -119,6 +119,7 @@ class CoreModel {
   }
   void ComputeReady(Warp& w, uint64_t after);
   void FinishWarp(Warp& w, uint64_t now);
+  void ReleaseBarrier(int slot, uint64_t now);
   // Charges [from, to) to each scheduler that did not issue (`issued`
   // null: none did), by why its oldest SIMD group waits.
   void CountStalls(uint64_t from, uint64_t to, const std::vector<bool>* issued);
