@@ -560,6 +560,94 @@ bool LowerMemIntrinsics(llvm::Function& function,
   return !intrinsics.empty();
 }
 
+// After scalarization: a vector rebuilt lane by lane from phis of one block
+// (a simdgroup_matrix accumulator carried around a loop: scalarized into a
+// phi per element, then put back together for the next multiply) becomes a
+// vector phi again, when every predecessor gives the lanes of one vector (or
+// constants). Instruction selection keeps a vector in a register block, so
+// the loop carries the block instead of copying elements in and out.
+bool RevectorizePhis(llvm::Function& function) {
+  bool changed = false;
+  std::vector<llvm::InsertElementInst*> builds;
+  for (llvm::Instruction& inst : llvm::instructions(function)) {
+    auto* ie = llvm::dyn_cast<llvm::InsertElementInst>(&inst);
+    if (ie == nullptr) continue;
+    // The last insert of a chain.
+    bool last = true;
+    for (llvm::User* u : ie->users()) {
+      if (llvm::isa<llvm::InsertElementInst>(u) && u->getOperand(0) == ie) {
+        last = false;
+      }
+    }
+    if (last) builds.push_back(ie);
+  }
+  for (llvm::InsertElementInst* ie : builds) {
+    auto* type = llvm::dyn_cast<llvm::FixedVectorType>(ie->getType());
+    if (type == nullptr) continue;
+    const unsigned n = type->getNumElements();
+    std::vector<llvm::PHINode*> lanes(n, nullptr);
+    llvm::Value* v = ie;
+    while (auto* step = llvm::dyn_cast<llvm::InsertElementInst>(v)) {
+      auto* index = llvm::dyn_cast<llvm::ConstantInt>(step->getOperand(2));
+      auto* phi = llvm::dyn_cast<llvm::PHINode>(step->getOperand(1));
+      if (index == nullptr || phi == nullptr || index->getZExtValue() >= n) {
+        v = nullptr;
+        break;
+      }
+      if (lanes[index->getZExtValue()] == nullptr) {
+        lanes[index->getZExtValue()] = phi;
+      }
+      v = step->getOperand(0);
+    }
+    if (v == nullptr || !llvm::isa<llvm::UndefValue>(v)) continue;
+    llvm::BasicBlock* block = lanes[0] ? lanes[0]->getParent() : nullptr;
+    if (block == nullptr ||
+        std::any_of(lanes.begin(), lanes.end(), [&](llvm::PHINode* p) {
+          return p == nullptr || p->getParent() != block;
+        })) {
+      continue;
+    }
+    // Per predecessor: one vector whose lanes these are, or constants.
+    std::vector<std::pair<llvm::BasicBlock*, llvm::Value*>> incoming;
+    bool ok = true;
+    for (unsigned k = 0; ok && k < lanes[0]->getNumIncomingValues(); ++k) {
+      llvm::BasicBlock* from = lanes[0]->getIncomingBlock(k);
+      llvm::Value* source = nullptr;
+      std::vector<llvm::Constant*> constants;
+      for (unsigned lane = 0; ok && lane < n; ++lane) {
+        llvm::Value* in = lanes[lane]->getIncomingValueForBlock(from);
+        if (auto* c = llvm::dyn_cast<llvm::Constant>(in)) {
+          constants.push_back(c);
+          continue;
+        }
+        auto* ee = llvm::dyn_cast<llvm::ExtractElementInst>(in);
+        auto* index =
+            ee ? llvm::dyn_cast<llvm::ConstantInt>(ee->getIndexOperand())
+               : nullptr;
+        if (index == nullptr || index->getZExtValue() != lane ||
+            ee->getVectorOperand()->getType() != type ||
+            (source != nullptr && source != ee->getVectorOperand())) {
+          ok = false;
+          break;
+        }
+        source = ee->getVectorOperand();
+      }
+      if (!ok) break;
+      if (source != nullptr && !constants.empty()) ok = false;
+      if (source == nullptr) source = llvm::ConstantVector::get(constants);
+      incoming.push_back({from, source});
+    }
+    if (!ok) continue;
+    llvm::PHINode* vector_phi = llvm::PHINode::Create(
+        type, static_cast<unsigned>(incoming.size()), "", &block->front());
+    for (auto [from, source] : incoming) vector_phi->addIncoming(source, from);
+    vector_phi->setDebugLoc(lanes[0]->getDebugLoc());
+    ie->replaceAllUsesWith(vector_phi);
+    changed = true;
+  }
+  return changed;
+}
+
 // Step 6, second part: constant expressions become instructions, except a
 // constant offset into a threadgroup variable, which instruction selection
 // folds into an address. The others are address arithmetic the optimizers
@@ -749,6 +837,14 @@ Status PrepareModule(llvm::Module& module,
     mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
     mpm.addPass(llvm::GlobalDCEPass());
     passes.Run(mpm, module);
+  }
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration() || !RevectorizePhis(f)) continue;
+    passes.InvalidateAll(module);
+    llvm::FunctionPassManager cleanup;
+    cleanup.addPass(llvm::InstCombinePass());
+    cleanup.addPass(llvm::DCEPass());
+    passes.Run(cleanup, f);
   }
   for (llvm::Function& f : module) {
     if (!f.isDeclaration()) ExpandConstantExpressions(f);
