@@ -16,6 +16,7 @@
 
 #include "compiler/air/builtin_calls.h"
 #include "compiler/air/dead_code.h"
+#include "compiler/air/memory_scheduling.h"
 #include "compiler/air/reconvergence.h"
 #include "compiler/air/register_allocation.h"
 
@@ -644,6 +645,7 @@ Result<isa::Kernel> Lowering::Run() {
     }
   }
   RemoveDeadCode(kernel_, parts_);
+  ScheduleMemory(kernel_, parts_);
   if (Status s = AllocateRegisters(kernel_, parts_); !s.ok()) {
     return s.error();
   }

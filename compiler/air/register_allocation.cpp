@@ -12,37 +12,6 @@ namespace {
 using isa::Instruction;
 using isa::OperandKind;
 
-// One register reference of an instruction: the virtual register (the
-// block, for a part), the offset into it, and the span.
-struct RegisterUse {
-  uint32_t reg;
-  int offset;
-  int span;
-  bool def;
-};
-
-std::vector<RegisterUse> RegistersOf(const Instruction& inst,
-                                     const RegisterParts& parts) {
-  std::vector<RegisterUse> out;
-  auto add = [&](uint32_t v, int span, bool def) {
-    const auto [whole, offset] = parts.Resolve(v);
-    out.push_back({whole, offset, span, def});
-  };
-  for (int i = 0; i < inst.NumOperands(); ++i) {
-    const isa::Operand& op = inst.operands[i];
-    if (op.kind == OperandKind::kRegister) {
-      add(op.reg, isa::OperandRegisterSpan(inst, i),
-          isa::IsDestination(inst, i));
-    } else if (op.kind == OperandKind::kMemory) {
-      if (op.mem.base_kind == OperandKind::kRegister) {
-        add(op.mem.base, isa::IsWideAddressSpace(inst.space) ? 2 : 1, false);
-      }
-      if (op.mem.has_index) add(op.mem.index, 1, false);
-    }
-  }
-  return out;
-}
-
 std::vector<uint32_t> Successors(const isa::Kernel& k, uint32_t pc) {
   const Instruction& inst = k.code[pc];
   switch (inst.op) {

@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
+
+#include "isa/instruction.h"
 
 namespace mtlemu::air {
 
@@ -40,5 +43,19 @@ class RegisterParts {
   std::map<uint32_t, std::pair<uint32_t, int>> of_;
   std::map<std::pair<uint32_t, int>, uint32_t> by_place_;
 };
+
+// One register reference of an instruction: the virtual register (the
+// block, for a part), the offset into it, the span, and whether written.
+struct RegisterUse {
+  uint32_t reg;
+  int offset;
+  int span;
+  bool def;
+};
+
+// Every register an instruction reads or writes, memory operands' base and
+// index included, parts resolved to their blocks.
+std::vector<RegisterUse> RegistersOf(const isa::Instruction& inst,
+                                     const RegisterParts& parts);
 
 }  // namespace mtlemu::air
