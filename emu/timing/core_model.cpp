@@ -262,6 +262,7 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
       const double start = std::max(threadgroup_port_free_, double(now));
       threadgroup_port_free_ = start + e.conflict;
       stats_.bank_conflict_cycles += e.conflict - 1;
+      stats_.threadgroup_cycles += e.conflict;
       done = Ceil(start + chip_.threadgroup_latency_cycles + e.conflict - 1);
       from_memory = true;
       break;
@@ -404,6 +405,7 @@ void CoreModel::DeviceStore(const TraceEvent& e, const SimdGroupTrace& t,
     l2_writes_.push_back(t.lines[e.line_begin + i]);
   }
   stats_.l2_lines += e.line_count;
+  stats_.store_lines += e.line_count;
   stats_.dram_write_bytes += uint64_t{e.line_count} * chip_.line_bytes;
   dram_port_free_ = std::max(dram_port_free_, start) +
                     e.line_count * line / DramBytesPerClock();

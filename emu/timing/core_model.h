@@ -38,6 +38,8 @@ struct CoreStats {
   uint64_t slc_lines = 0;
   uint64_t dram_write_bytes = 0;  // reads are counted by the model
   uint64_t bank_conflict_cycles = 0;
+  uint64_t threadgroup_cycles = 0;  // threadgroup memory port busy
+  uint64_t store_lines = 0;         // device lines written
   // Scheduler cycles without an issue, by reason.
   uint64_t stall_memory = 0, stall_dependency = 0, stall_pipe = 0,
            stall_barrier = 0, stall_idle = 0;

@@ -222,6 +222,8 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     sum.slc_lines += c.slc_lines;
     sum.dram_write_bytes += c.dram_write_bytes;
     sum.bank_conflict_cycles += c.bank_conflict_cycles;
+    sum.threadgroup_cycles += c.threadgroup_cycles;
+    sum.store_lines += c.store_lines;
     sum.stall_memory += c.stall_memory;
     sum.stall_dependency += c.stall_dependency;
     sum.stall_pipe += c.stall_pipe;
@@ -294,19 +296,27 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
   // The verdict: the most used resource if it is near its peak, else why
   // the schedulers sit idle.
   const double issue_utilization = sum.instructions / slots;
+  const double f32_utilization =
+      r.peak_tflops > 0 ? r.achieved_tflops / r.peak_tflops : 0;
+  const double pipe_share = sum.stall_pipe / slots;
+  auto percent = [](double v) {
+    return std::to_string(static_cast<int>(std::lround(100 * v))) + "%";
+  };
   if (r.dram_bandwidth_utilization >= 0.6 &&
-      r.dram_bandwidth_utilization >= issue_utilization) {
+      r.dram_bandwidth_utilization >=
+          std::max(issue_utilization, f32_utilization)) {
     r.limiter = "memory bandwidth";
-    r.verdict = "DRAM bandwidth: " +
-                std::to_string(static_cast<int>(
-                    std::lround(100 * r.dram_bandwidth_utilization))) +
-                "% of the chip's peak is in use";
+    r.verdict = "DRAM bandwidth: " + percent(r.dram_bandwidth_utilization) +
+                " of the chip's peak is in use";
   } else if (issue_utilization >= 0.6 || r.alu_utilization >= 0.6) {
     r.limiter = "ALU";
-    r.verdict =
-        "instruction issue: the schedulers issue on " +
-        std::to_string(static_cast<int>(std::lround(100 * issue_utilization))) +
-        "% of cycles";
+    r.verdict = "instruction issue: the schedulers issue on " +
+                percent(issue_utilization) + " of cycles";
+  } else if (f32_utilization >= 0.5 || pipe_share >= 0.3) {
+    r.limiter = "ALU";
+    r.verdict = "execution units' throughput: FP32 at " +
+                percent(f32_utilization) + " of peak, a busy pipe holds " +
+                percent(pipe_share) + " of scheduler cycles";
   } else if (r.occupancy < 0.25 &&
              r.max_simd_groups_per_core < hardware_max / 4) {
     r.limiter = "occupancy";
@@ -318,6 +328,26 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
                     ? "waiting for memory with bandwidth to spare"
                     : "waiting for dependent results";
   }
+
+  // Xcode's counters: limiters are how busy a path is over the dispatch.
+  r.dram_read_bytes = s.dram_read_bytes;
+  r.dram_write_bytes = sum.dram_write_bytes;
+  const double core_cycles = cycles * chip.spec.gpu_cores;
+  const double buffer_read =
+      100.0 * r.l1_bytes / (core_cycles * chip.l1_bytes_per_clock);
+  const double buffer_write = 100.0 * sum.store_lines * chip.line_bytes /
+                              (core_cycles * chip.l2_bytes_per_clock);
+  const double threadgroup_load = 100.0 * sum.threadgroup_cycles / core_cycles;
+  r.xcode_counters = {
+      {"ALU Utilization", 100 * r.alu_utilization},
+      {"F32 Utilization",
+       r.peak_tflops > 0 ? 100 * r.achieved_tflops / r.peak_tflops : 0},
+      {"Kernel Occupancy", 100 * r.occupancy},
+      {"Buffer Read Limiter", buffer_read},
+      {"Buffer Write Limiter", buffer_write},
+      {"Threadgroup/Imageblock Load Limiter", threadgroup_load},
+      {"GPU Read Bandwidth", r.dram_read_bytes / seconds / 1e9},
+      {"GPU Write Bandwidth", r.dram_write_bytes / seconds / 1e9}};
 
   if (timeline != nullptr) {
     timeline->chip = r.chip;

@@ -81,6 +81,13 @@ std::string FormatReportText(const TimingReport& r) {
       r.flops, r.achieved_tflops, r.peak_tflops,
       r.peak_tflops > 0 ? 100 * r.achieved_tflops / r.peak_tflops : 0.0,
       100 * r.alu_utilization);
+  std::string xcode;
+  for (const auto& [name, value] : r.xcode_counters) {
+    xcode += fmt::format(
+        "{}{} {:.1f}{}", xcode.empty() ? "" : ", ", name, value,
+        name.find("Bandwidth") != std::string::npos ? " GB/s" : "%");
+  }
+  s += "  Xcode counters: " + xcode + "\n";
   if (r.threadgroup_bank_conflict_cycles > 0) {
     s += fmt::format("  threadgroup memory bank conflicts: {} extra cycles\n",
                      r.threadgroup_bank_conflict_cycles);
@@ -138,6 +145,15 @@ std::string FormatReportJson(const TimingReport& r) {
   field("peak_dram_gbps", JsonNumber(r.peak_dram_gbps));
   field("threadgroup_bank_conflict_cycles",
         std::to_string(r.threadgroup_bank_conflict_cycles));
+  field("dram_read_bytes", std::to_string(r.dram_read_bytes));
+  field("dram_write_bytes", std::to_string(r.dram_write_bytes));
+  std::string xcode = "{";
+  for (size_t i = 0; i < r.xcode_counters.size(); ++i) {
+    xcode += fmt::format("{}{}: {}", i ? ", " : "",
+                         JsonString(r.xcode_counters[i].first),
+                         JsonNumber(r.xcode_counters[i].second));
+  }
+  field("xcode_counters", xcode + "}");
   field("flops", JsonNumber(r.flops));
   field("achieved_tflops", JsonNumber(r.achieved_tflops));
   field("peak_tflops", JsonNumber(r.peak_tflops));

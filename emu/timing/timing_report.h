@@ -56,6 +56,14 @@ struct TimingReport {
   // Xcode-style utilizations, 0..1.
   double alu_utilization = 0;  // ALU issue slots used
   double dram_bandwidth_utilization = 0;
+  uint64_t dram_read_bytes = 0;
+  uint64_t dram_write_bytes = 0;
+  // Xcode's GPU counters, as the model sees them (percent, or GB/s for the
+  // bandwidths): "ALU Utilization", "F32 Utilization", "Kernel Occupancy",
+  // "Buffer Read Limiter", "Buffer Write Limiter", "Threadgroup/Imageblock
+  // Load Limiter", "GPU Read Bandwidth", "GPU Write Bandwidth", and "Top
+  // Performance Limiter" (the largest limiter, by name, in `limiter`).
+  std::vector<std::pair<std::string, double>> xcode_counters;
   // Fractions of scheduler cycles without an issue, by reason.
   std::vector<std::pair<std::string, double>> stalls;
 

@@ -832,3 +832,33 @@ TEST(Timing, MoreCoresAndClockAreFasterForCompute) {
 
 }  // namespace
 }  // namespace mtlemu
+
+namespace mtlemu {
+namespace {
+
+// Xcode's counters: every name there, percentages in [0, 100], and the read
+// and write bandwidths adding up to the achieved DRAM bandwidth.
+TEST(Timing, XcodeCountersAreConsistent) {
+  const emu::TimingReport r = TimedVectorAdd(1 << 20, "m1");
+  std::map<std::string, double> c(r.xcode_counters.begin(),
+                                  r.xcode_counters.end());
+  for (const char* name :
+       {"ALU Utilization", "F32 Utilization", "Kernel Occupancy",
+        "Buffer Read Limiter", "Buffer Write Limiter",
+        "Threadgroup/Imageblock Load Limiter", "GPU Read Bandwidth",
+        "GPU Write Bandwidth"}) {
+    ASSERT_TRUE(c.count(name)) << name;
+    if (std::string(name).find("Bandwidth") == std::string::npos) {
+      EXPECT_GE(c[name], 0.0) << name;
+      EXPECT_LE(c[name], 100.0) << name;
+    }
+  }
+  EXPECT_NEAR(c["GPU Read Bandwidth"] + c["GPU Write Bandwidth"],
+              r.achieved_dram_gbps, 1e-6 * r.achieved_dram_gbps);
+  // A vector add reads two floats for each it writes.
+  EXPECT_NEAR(c["GPU Read Bandwidth"] / c["GPU Write Bandwidth"], 2.0, 0.05);
+  EXPECT_DOUBLE_EQ(c["Kernel Occupancy"], 100 * r.occupancy);
+}
+
+}  // namespace
+}  // namespace mtlemu
