@@ -232,17 +232,6 @@ bool IsBuiltinInput(std::string_view name) {
   return false;
 }
 
-// A kernel: OpenCL's `kernel`, or (templates need it) the shims'
-// annotation spelling of it, [[kernel]] included.
-bool IsKernel(const clang::FunctionDecl& f) {
-  if (f.hasAttr<clang::OpenCLKernelAttr>()) return true;
-  for (const auto* a : f.specific_attrs<clang::AnnotateAttr>()) {
-    if (a->getAnnotation() == "metal.kernel") return true;
-  }
-  const clang::FunctionDecl* pattern = f.getTemplateInstantiationPattern();
-  return pattern != nullptr && pattern != &f && IsKernel(*pattern);
-}
-
 class KernelCollector : public clang::SemaConsumer,
                         public clang::RecursiveASTVisitor<KernelCollector> {
  public:

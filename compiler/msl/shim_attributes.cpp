@@ -14,14 +14,6 @@
 namespace mtlemu::msl {
 namespace {
 
-bool IsTaggedKernel(const clang::FunctionDecl& f) {
-  if (f.hasAttr<clang::OpenCLKernelAttr>()) return true;
-  for (const auto* a : f.specific_attrs<clang::AnnotateAttr>()) {
-    if (a->getAnnotation() == "metal.kernel") return true;
-  }
-  return false;
-}
-
 // A GNU attribute the shims put on declarations; it may be on any.
 class ShimAttribute : public clang::ParsedAttrInfo {
  protected:
@@ -51,7 +43,7 @@ class ThreadgroupVariableAttribute : public ShimAttribute {
     }
     clang::FunctionDecl* f = sema.getCurFunctionDecl();
     if (f != nullptr && !f->hasAttr<clang::OpenCLKernelAttr>() &&
-        IsTaggedKernel(*f)) {
+        IsKernel(*f)) {
       f->addAttr(clang::OpenCLKernelAttr::CreateImplicit(sema.Context));
     }
     return AttributeApplied;
@@ -124,6 +116,15 @@ class KernelInstantiationScope : public clang::TemplateInstantiationCallback {
 };
 
 }  // namespace
+
+bool IsKernel(const clang::FunctionDecl& f) {
+  if (f.hasAttr<clang::OpenCLKernelAttr>()) return true;
+  for (const auto* a : f.specific_attrs<clang::AnnotateAttr>()) {
+    if (a->getAnnotation() == "metal.kernel") return true;
+  }
+  const clang::FunctionDecl* pattern = f.getTemplateInstantiationPattern();
+  return pattern != nullptr && pattern != &f && IsKernel(*pattern);
+}
 
 void InstallThreadgroupVariableSupport(clang::Sema& sema) {
   sema.TemplateInstCallbacks.push_back(

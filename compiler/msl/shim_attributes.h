@@ -28,6 +28,7 @@
 
 namespace clang {
 class Diagnostic;
+class FunctionDecl;
 class ParmVarDecl;
 class Sema;
 }  // namespace clang
@@ -37,6 +38,10 @@ namespace mtlemu::msl {
 inline constexpr std::string_view kThreadgroupVariableAttribute =
     "mtlemu_threadgroup_variable";
 inline constexpr std::string_view kConstantAttribute = "mtlemu_constant";
+
+// A kernel: OpenCL's kernel attribute, or the shims' annotation spelling of
+// `kernel` ([[kernel]] included), on it or on the template it instantiates.
+bool IsKernel(const clang::FunctionDecl& f);
 
 // Installs the instantiation hook in `sema` (once per compilation).
 void InstallThreadgroupVariableSupport(clang::Sema& sema);

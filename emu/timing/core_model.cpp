@@ -313,7 +313,6 @@ void CoreModel::ReleaseBarrier(int slot, uint64_t now) {
 void CoreModel::FinishWarp(Warp& w, uint64_t now) {
   w.done = true;
   --resident_;
-  w.end = now;
   last_cycle_ = std::max(last_cycle_, now);
   Resident& tg = residents_[w.slot];
   const uint32_t index =

@@ -94,8 +94,8 @@ class CoreModel {
     bool waiting_memory = false;  // ready is set by a load
     bool at_barrier = false;
     bool done = true;
-    int slot = 0;  // threadgroup slot
-    uint64_t start = 0, end = 0;
+    int slot = 0;        // threadgroup slot
+    uint64_t start = 0;  // cycle it was placed (trace slices)
     std::vector<uint64_t> register_ready;
     std::vector<uint8_t> register_from_memory;
   };

@@ -34,6 +34,10 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
                             std::max<uint32_t>(1, inst->vector);
       if (wide) {
         e.line_begin = static_cast<uint32_t>(trace.lines.size());
+        // The lanes' addresses, when gathered lane by lane (not for a
+        // matrix or a contiguous access, whose addresses are all distinct).
+        uint64_t addresses[kLanes];
+        int n = 0;
         if (matrix) {
           // An 8x8 block: 8 rows of 8 elements, `stride` elements apart.
           const int lane = std::countr_zero(mask);
@@ -58,6 +62,7 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
           for (uint32_t m = mask; m != 0; m &= m - 1) {
             const uint64_t a =
                 LaneAddress(ctx, d.mem, true, std::countr_zero(m));
+            addresses[n++] = a;
             trace.lines.push_back(a >> kLineShift);
             if (((a + size - 1) >> kLineShift) != (a >> kLineShift)) {
               trace.lines.push_back((a + size - 1) >> kLineShift);
@@ -69,20 +74,15 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
         trace.lines.erase(std::unique(first, trace.lines.end()),
                           trace.lines.end());
         e.line_count = static_cast<uint16_t>(trace.lines.size() - e.line_begin);
-        if (info.unit == isa::ExecUnit::kAtomic) {
+        if (info.unit == isa::ExecUnit::kAtomic && n > 0) {
           // Lanes on the busiest address serialize.
-          uint64_t addresses[32];
-          int n = 0;
-          for (uint32_t m = mask; m != 0; m &= m - 1) {
-            addresses[n++] = LaneAddress(ctx, d.mem, true, std::countr_zero(m));
-          }
           std::sort(addresses, addresses + n);
-          int best = n ? 1 : 0, run = 1;
+          int best = 1, run = 1;
           for (int i = 1; i < n; ++i) {
             run = addresses[i] == addresses[i - 1] ? run + 1 : 1;
             best = std::max(best, run);
           }
-          e.conflict = static_cast<uint8_t>(std::max(best, 1));
+          e.conflict = static_cast<uint8_t>(best);
         }
       } else if (inst->space == isa::AddressSpace::kThreadgroup && !matrix) {
         // Distinct 4-byte words per bank; the same word is a broadcast.

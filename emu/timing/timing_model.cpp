@@ -84,17 +84,17 @@ struct TimingModel::State {
   // `finishing`, to the end.
   void Advance(bool finishing) {
     while (true) {
+      std::vector<int> slots(cores.size());
       size_t free = 0;
-      for (auto& core : cores) free += core->FreeSlots(now);
+      for (size_t i = 0; i < cores.size(); ++i) {
+        slots[i] = cores[i]->FreeSlots(now);
+        free += slots[i];
+      }
       // Wait for more threadgroups rather than start an epoch with slots
       // that more input would have filled (the result must not depend on
       // how the input is batched).
       if (!finishing && free > 0 && queue.size() < free) return;
       // Round-robin over the cores, as the GPU spreads threadgroups.
-      std::vector<int> slots(cores.size());
-      for (size_t i = 0; i < cores.size(); ++i) {
-        slots[i] = cores[i]->FreeSlots(now);
-      }
       for (bool placed = true; placed && !queue.empty();) {
         placed = false;
         for (size_t i = 0; i < cores.size() && !queue.empty(); ++i) {

@@ -4,30 +4,14 @@
 
 #include <cmath>
 
+#include "traces/escape.h"
+
 namespace mtlemu::emu {
 namespace {
 
 std::string JsonString(std::string_view s) {
   std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += c;
-        }
-    }
-  }
+  traces::AppendJsonEscaped(s, out);
   return out + "\"";
 }
 
