@@ -12,6 +12,8 @@
 #include <llvm/IR/BasicBlock.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/Analysis/CFG.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/GlobalVariable.h>
@@ -45,6 +47,7 @@
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/Scalarizer.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
+#include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/LowerMemIntrinsics.h>
 #include <llvm/Transforms/Utils/LowerSwitch.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
@@ -57,6 +60,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "compiler/air/memory_facts.h"
 
 namespace mtlemu::air {
 namespace {
@@ -308,6 +313,7 @@ llvm::ModulePassManager OptimizationPipeline() {
   fpm.addPass(llvm::SimplifyCFGPass(CfgOptions()));
   // Early, so that what follows sees the real address spaces.
   fpm.addPass(llvm::InferAddressSpacesPass(kGenericAddressSpace));
+  fpm.addPass(MarkConstantLoadsInvariantPass());
   fpm.addPass(llvm::GVNPass());
   // Rotated loops (a guard, then a do-while) take one branch per iteration
   // instead of two, and give LICM a place to hoist to.
@@ -324,9 +330,14 @@ llvm::ModulePassManager OptimizationPipeline() {
       llvm::LoopFullUnrollPass(/*OptLevel=*/2)));
   fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
   fpm.addPass(llvm::InferAddressSpacesPass(kGenericAddressSpace));
+  fpm.addPass(MarkConstantLoadsInvariantPass());
   // The unrolled copies recompute the same addresses and reload the same
   // values.
   fpm.addPass(llvm::GVNPass());
+  // An inner loop unrolled into its outer loop leaves the outer loop's
+  // invariants (row offsets of a tile, a size) inside it.
+  fpm.addPass(llvm::createFunctionToLoopPassAdaptor(
+      llvm::LICMPass(llvm::LICMOptions()), /*UseMemorySSA=*/true));
   fpm.addPass(llvm::InstCombinePass());
   fpm.addPass(llvm::SimplifyCFGPass(CfgOptions()));
   fpm.addPass(llvm::LowerConstantIntrinsicsPass());
@@ -558,6 +569,31 @@ bool LowerMemIntrinsics(llvm::Function& function,
     MemIntrinsicLowering(mi, tti).Lower();
   }
   return !intrinsics.empty();
+}
+
+// Instruction selection writes a phi's incoming value where the predecessor
+// branches. On a critical edge (a predecessor with two successors into a
+// block with two predecessors) that copy would run on the other path too:
+// a loop's value used after the loop would be copied on every iteration.
+// Such edges get a block of their own, laid out after the predecessor,
+// except back edges (the loop's own phis are copied each iteration anyway,
+// and a block there would add a branch per iteration).
+void SplitCriticalEdgesIntoPhis(llvm::Function& function) {
+  const llvm::DominatorTree dominators(function);
+  std::vector<std::pair<llvm::Instruction*, unsigned>> edges;
+  for (llvm::BasicBlock& block : function) {
+    llvm::Instruction* branch = block.getTerminator();
+    for (unsigned i = 0; i < branch->getNumSuccessors(); ++i) {
+      llvm::BasicBlock* to = branch->getSuccessor(i);
+      if (!to->phis().empty() && !dominators.dominates(to, &block) &&
+          llvm::isCriticalEdge(branch, i)) {
+        edges.emplace_back(branch, i);
+      }
+    }
+  }
+  for (const auto& [branch, i] : edges) {
+    llvm::SplitCriticalEdge(branch, i);
+  }
 }
 
 // After scalarization: a vector rebuilt lane by lane from phis of one block
@@ -802,6 +838,7 @@ Status PrepareModule(llvm::Module& module,
   StripIntrinsics(module);
   MarkHelpersAlwaysInline(module, kernels);
   UseIntrinsicsForPureBuiltins(module);
+  DescribeBuiltinMemoryEffects(module);
   passes.InvalidateAll(module);
   {
     llvm::ModulePassManager optimize = OptimizationPipeline();
@@ -847,7 +884,9 @@ Status PrepareModule(llvm::Module& module,
     passes.Run(cleanup, f);
   }
   for (llvm::Function& f : module) {
-    if (!f.isDeclaration()) ExpandConstantExpressions(f);
+    if (f.isDeclaration()) continue;
+    ExpandConstantExpressions(f);
+    SplitCriticalEdgesIntoPhis(f);
   }
   // 7.
   std::string message;
@@ -917,3 +956,4 @@ std::vector<std::string> UnexpectedConstructs(const llvm::Module& module) {
 }
 
 }  // namespace mtlemu::air
+

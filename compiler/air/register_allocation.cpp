@@ -81,9 +81,11 @@ Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts) {
     }
   }
 
-  // Copy coalescing: a full-width mov between two registers whose lives do
-  // not overlap gives both one register; the mov then copies a register to
-  // itself and is dropped below. Loop phis' copies mostly go away.
+  // Copy coalescing (Chaitin's test): a full-width mov between two registers
+  // gives both one register unless one is written where the other lives on,
+  // the mov itself excepted (there both hold the same value). The mov then
+  // copies a register to itself and is dropped below. Loop phis' copies go
+  // away, also when the loop's last value is used after the loop.
   std::vector<uint32_t> rep(num_vregs);
   for (uint32_t v = 0; v < num_vregs; ++v) rep[v] = v;
   auto find = [&](uint32_t v) {
@@ -91,10 +93,8 @@ Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts) {
     return v;
   };
   {
-    std::vector<std::vector<uint32_t>> live_at(num_vregs), out_at(num_vregs),
-        defs_at(num_vregs);
+    std::vector<std::vector<uint32_t>> out_at(num_vregs), defs_at(num_vregs);
     for (uint32_t pc = 0; pc < n; ++pc) {
-      for (uint32_t v : live_in[pc]) live_at[v].push_back(pc);
       std::vector<uint32_t> out;
       for (uint32_t s : Successors(kernel, pc)) {
         if (s < n) out.insert(out.end(), live_in[s].begin(), live_in[s].end());
@@ -108,12 +108,13 @@ Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts) {
         }
       }
     }
+    // Whether the sorted lists share an element other than `except`.
     auto meet = [](const std::vector<uint32_t>& a,
-                   const std::vector<uint32_t>& b) {
+                   const std::vector<uint32_t>& b, uint32_t except) {
       size_t i = 0, j = 0;
       while (i < a.size() && j < b.size()) {
-        if (a[i] == b[j]) return true;
-        a[i] < b[j] ? ++i : ++j;
+        if (a[i] == b[j] && a[i] != except) return true;
+        a[i] <= b[j] ? ++i : ++j;
       }
       return false;
     };
@@ -136,12 +137,11 @@ Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts) {
         continue;
       }
       const uint32_t a = find(d.reg), b = find(s.reg);
-      if (a == b || meet(live_at[a], live_at[b]) ||
-          meet(defs_at[a], out_at[b]) || meet(defs_at[b], out_at[a])) {
+      if (a == b || meet(defs_at[a], out_at[b], pc) ||
+          meet(defs_at[b], out_at[a], pc)) {
         continue;
       }
       rep[b] = a;
-      merge(live_at[a], live_at[b]);
       merge(out_at[a], out_at[b]);
       merge(defs_at[a], defs_at[b]);
     }

@@ -11,6 +11,8 @@
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/MultiplexConsumer.h>
 #include <clang/Sema/SemaConsumer.h>
+#include <llvm/IR/Attributes.h>
+#include <llvm/IR/Function.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/VirtualFileSystem.h>
@@ -394,6 +396,21 @@ class CompileAction : public clang::EmitLLVMOnlyAction {
   FrontendResult& out_;
 };
 
+// Tags the LLVM arguments of the kernels' constant buffers
+// (kConstantBufferAttribute), for the optimizers in compiler/air.
+void MarkConstantBuffers(FrontendResult& result) {
+  for (const KernelDeclaration& k : result.kernels) {
+    llvm::Function* f = result.module->getFunction(k.ir_name);
+    if (f == nullptr || f->arg_size() != k.parameters.size()) continue;
+    for (unsigned i = 0; i < f->arg_size(); ++i) {
+      if (k.parameters[i].space == isa::AddressSpace::kConstant) {
+        f->addParamAttr(i, llvm::Attribute::get(f->getContext(),
+                                                kConstantBufferAttribute));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 FrontendResult::FrontendResult() = default;
@@ -476,6 +493,7 @@ FrontendResult CompileMsl(std::string_view source, std::string_view file,
   CompileAction action(result.context.get(), result);
   if (ci.ExecuteAction(action) && result.errors.empty()) {
     result.module = action.takeModule();
+    MarkConstantBuffers(result);
   }
   if (!result.errors.empty()) result.module.reset();
   return result;

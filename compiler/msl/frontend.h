@@ -51,6 +51,11 @@ struct KernelParameter {
   std::string type;  // as written, for messages: "device float*"
 };
 
+// The LLVM string attribute the front end puts on a kernel's argument that
+// is a buffer in Metal's constant address space (the IR keeps it in the
+// device address space): its memory does not change during a dispatch.
+inline constexpr char kConstantBufferAttribute[] = "metal.constant";
+
 struct KernelDeclaration {
   std::string name;     // [[host_name]] if given, else the function's name
   std::string ir_name;  // the LLVM function's name

@@ -13,6 +13,7 @@
 
 #include "compiler/msl_compiler.h"
 #include "isa/numeric.h"
+#include "isa/printer.h"
 #include "tests/support/kernel_harness.h"
 
 namespace mtlemu {
@@ -273,8 +274,7 @@ kernel void oob(device const float* in [[buffer(0)]],
 // simdgroup_matrix values are <2 x float> vectors in the IR: register
 // blocks through loads, multiply-accumulates, a loop-carried accumulator and
 // the store.
-TEST(MslKernels, SimdgroupMatrixMultiply) {
-  KernelHarness h = Compile(R"(
+constexpr const char* kSimdgroupMatmul = R"(
 #include <metal_stdlib>
 using namespace metal;
 kernel void sgmm(device const float* A [[buffer(0)]],
@@ -290,8 +290,10 @@ kernel void sgmm(device const float* A [[buffer(0)]],
     simdgroup_multiply_accumulate(acc, a, b, acc);
   }
   simdgroup_store(acc, C, n, ulong2(tg.x * 8, tg.y * 8));
-})",
-                            "sgmm");
+})";
+
+TEST(MslKernels, SimdgroupMatrixMultiply) {
+  KernelHarness h = Compile(kSimdgroupMatmul, "sgmm");
   const uint32_t n = 24;
   std::vector<float> a(n * n), b(n * n);
   for (uint32_t i = 0; i < n * n; ++i) {
@@ -312,6 +314,66 @@ kernel void sgmm(device const float* A [[buffer(0)]],
         want += double(a[r * n + k]) * b[k * n + col];
       EXPECT_EQ(c[r * n + col], static_cast<float>(want)) << r << "," << col;
     }
+  }
+}
+
+// The loop of the matmul above as the back end emits it: the accumulator
+// is updated in place (no copies for the loop's phi or for its value after
+// the loop) and the size, in a constant buffer, is loaded once, before the
+// loop.
+TEST(MslKernels, LoopKeepsItsAccumulatorInPlaceAndLoadsConstantsOnce) {
+  Result<isa::Module> m =
+      compiler::CompileMsl(kSimdgroupMatmul, "test.metal", {}, {"sgmm"});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const isa::Kernel& k = m.value().kernels[0];
+  int loops = 0;
+  for (uint32_t pc = 0; pc < k.code.size(); ++pc) {
+    const isa::Instruction& branch = k.code[pc];
+    if (branch.op != isa::Opcode::kBranchNonZero ||
+        branch.operands[1].label > pc) {
+      continue;
+    }
+    ++loops;
+    int loads = 0;
+    for (uint32_t i = branch.operands[1].label; i < pc; ++i) {
+      EXPECT_NE(k.code[i].op, isa::Opcode::kMov) << isa::PrintInstruction(k.code[i], k);
+      loads += k.code[i].op == isa::Opcode::kLoad;
+    }
+    EXPECT_EQ(loads, 0);
+  }
+  EXPECT_EQ(loops, 1);
+}
+
+// Lanes leave a loop in different iterations; two values carried by the
+// loop are used after it, and the bound comes from a constant buffer.
+TEST(MslKernels, ValuesLeaveADivergentLoopPerLane) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], constant uint& n [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  float s = 0.0f, p = 1.0f;
+  for (uint j = 0; j < n; ++j) {
+    if (j * 7 % 19 == i % 19) break;
+    s += float(j);
+    p *= 0.5f;
+  }
+  out[i] = s + p;
+})",
+                            "k");
+  const uint32_t threads = 96, n = 17;
+  h.SetBuffer(0, std::vector<float>(threads, -1.0f));
+  h.SetBytes(1, n);
+  ASSERT_TRUE(Runs(h, {threads}, {32}));
+  const std::vector<float> out = h.Read<float>(0);
+  for (uint32_t i = 0; i < threads; ++i) {
+    float s = 0.0f, p = 1.0f;
+    for (uint32_t j = 0; j < n; ++j) {
+      if (j * 7 % 19 == i % 19) break;
+      s += static_cast<float>(j);
+      p *= 0.5f;
+    }
+    EXPECT_EQ(out[i], s + p) << i;
   }
 }
 
