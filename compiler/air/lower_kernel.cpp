@@ -1271,6 +1271,19 @@ isa::MemoryRef Lowering::AddressOf(const llvm::Value* pointer,
         gep->getPointerOperandType()->getPointerAddressSpace());
     llvm::MapVector<llvm::Value*, llvm::APInt> variables;
     llvm::APInt constant(bits, 0);
+    // A constant step from another GEP (the lanes of a scalarized float4
+    // access: &v[i] + 4, + 8, + 12) joins that GEP's displacement, so the
+    // lanes share its index register instead of each holding an address.
+    while (const auto* inner =
+               llvm::dyn_cast<llvm::GEPOperator>(gep->getPointerOperand())) {
+      llvm::MapVector<llvm::Value*, llvm::APInt> none;
+      llvm::APInt step(bits, 0);
+      if (!gep->collectOffset(layout_, bits, none, step) || !none.empty()) {
+        break;
+      }
+      constant += step;
+      gep = inner;
+    }
     const bool offsets_fit =
         gep->collectOffset(layout_, bits, variables, constant) &&
         constant.getSExtValue() >= INT32_MIN &&

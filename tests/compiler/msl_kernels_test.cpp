@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -342,6 +343,59 @@ TEST(MslKernels, LoopKeepsItsAccumulatorInPlaceAndLoadsConstantsOnce) {
     EXPECT_EQ(loads, 0);
   }
   EXPECT_EQ(loops, 1);
+}
+
+// A float4 access becomes four scalar accesses; they share the index
+// register and differ only in displacement (0, 4, 8, 12), in device and in
+// threadgroup memory alike.
+TEST(MslKernels, Float4LanesShareOneAddress) {
+  const char* source = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device const float4* in [[buffer(0)]],
+              device float4* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]],
+              uint t [[thread_index_in_threadgroup]]) {
+  threadgroup float4 tile[64];
+  tile[t] = in[i];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[i] = tile[63 - t] * 2.0f;
+})";
+  Result<isa::Module> m = compiler::CompileMsl(source, "test.metal", {}, {"k"});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const isa::Kernel& k = m.value().kernels[0];
+  std::map<std::pair<int, int>, std::vector<isa::MemoryRef>> accesses;
+  for (const isa::Instruction& inst : k.code) {
+    for (int o = 0; o < inst.NumOperands(); ++o) {
+      if (inst.operands[o].kind == isa::OperandKind::kMemory) {
+        accesses[{static_cast<int>(inst.op), static_cast<int>(inst.space)}]
+            .push_back(inst.operands[o].mem);
+      }
+    }
+  }
+  ASSERT_EQ(accesses.size(), 4u);  // ld/st in device and threadgroup memory
+  for (const auto& [what, refs] : accesses) {
+    ASSERT_EQ(refs.size(), 4u);
+    for (size_t lane = 0; lane < 4; ++lane) {
+      isa::MemoryRef want = refs[0];
+      want.displacement += static_cast<int32_t>(4 * lane);
+      EXPECT_EQ(refs[lane], want) << lane;
+    }
+  }
+  KernelHarness h = Compile(source, "k");
+  const uint32_t n = 128;
+  std::vector<float> in(4 * n);
+  for (uint32_t e = 0; e < 4 * n; ++e) in[e] = static_cast<float>(e) * 0.25f;
+  h.SetBuffer(0, in);
+  h.SetBuffer(1, std::vector<float>(4 * n));
+  ASSERT_TRUE(Runs(h, {n}, {64}));
+  const std::vector<float> out = h.Read<float>(1);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t from = i / 64 * 64 + 63 - i % 64;
+    for (uint32_t c = 0; c < 4; ++c) {
+      EXPECT_EQ(out[4 * i + c], 2.0f * in[4 * from + c]) << i << "," << c;
+    }
+  }
 }
 
 // Lanes leave a loop in different iterations; two values carried by the
