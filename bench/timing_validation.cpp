@@ -5,6 +5,7 @@
 // test: nothing here asserts.
 //
 //   mtlemu_timing_validation
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -106,6 +107,27 @@ std::string ChainKernel(const Op& op, int chains, int unroll, int iterations,
   return s;
 }
 
+// Cycles per instruction per scheduler (1 = 32 lanes per scheduler per
+// clock, 128 per core) of `chains` independent dependent chains per SIMD
+// group, with `simd_groups` SIMD groups resident on each core of m1 (in
+// threadgroups of up to 8, so they spread evenly over cores and
+// schedulers). [T]'s unit for throughput, and for latency at 4 SIMD groups
+// per core and one chain: one SIMD group per scheduler, so cycles per
+// dependent instruction.
+double CyclesPerInstruction(const Op& op, int chains, int unroll,
+                            int iterations, int register_step,
+                            int simd_groups) {
+  const int cores = 8;  // m1
+  const int per_group = std::min(simd_groups, 8);
+  const Run r =
+      Dispatch("m1", ChainKernel(op, chains, unroll, iterations, register_step),
+               "chain", uint64_t{32} * cores * simd_groups,
+               static_cast<uint32_t>(32 * per_group), 1 << 20);
+  const double per_scheduler =
+      static_cast<double>(chains) * unroll * iterations * simd_groups / 4;
+  return static_cast<double>(r.report.cycles) / per_scheduler;
+}
+
 void Row(const std::string& what, const std::string& chip, double model,
          double published, const std::string& unit, const std::string& source) {
   std::printf("| %-40s | %-7s | %10.3g | %10.3g | %-9s | %5.2f | %s |\n",
@@ -154,35 +176,48 @@ int main() {
        },
        18, 36},
   };
-  const int cores = 8;  // m1
   for (const Op& op : ops) {
     const bool matrix = op.name.find("matmul") != std::string::npos;
     const int step = matrix ? 2 : 1;
     // Latency: one SIMD group per scheduler, one dependent chain.
-    {
-      const int unroll = 32, iterations = 16;
-      const Run r = Dispatch("m1", ChainKernel(op, 1, unroll, iterations, step),
-                             "chain", cores * 128, 128, 1 << 20);
-      Row(op.name + " latency", "m1",
-          static_cast<double>(r.report.cycles) / (unroll * iterations),
-          op.published_latency, "cycles", "[T]");
-    }
+    Row(op.name + " latency", "m1",
+        CyclesPerInstruction(op, 1, 32, 16, step, 4), op.published_latency,
+        "cycles", "[T]");
     // Throughput: 8 SIMD groups per scheduler, 8 independent chains.
-    {
-      const int chains = 8, unroll = 4, iterations = 16;
-      const int per_core = 1024;
-      const Run r =
-          Dispatch("m1", ChainKernel(op, chains, unroll, iterations, step),
-                   "chain", cores * per_core, 256, 1 << 20);
-      const double per_scheduler = static_cast<double>(chains) * unroll *
-                                   iterations * (per_core / 32) / 4;
-      Row(op.name + " throughput", "m1", r.report.cycles / per_scheduler,
-          op.published_cpi, "cyc/instr", "[T]");
-    }
+    Row(op.name + " throughput", "m1",
+        CyclesPerInstruction(op, 8, 4, 16, step, 32), op.published_cpi,
+        "cyc/instr", "[T]");
   }
 
-  // --- 2. GEMM inner loop: FFMA per core-clock of simdgroup matrices.
+  // --- 2. Occupancy and instruction-level parallelism: FFMA32 chains,
+  // ILP independent chains per SIMD group, at 4, 8 and 88 SIMD groups per
+  // core. [T] ("ALU Bottlenecks", M1 Max) times straight-line code, 1440
+  // instructions per thread with no loop, in an early shader setup that
+  // [T] says later benchmarks improved on (3 cycles FADD32, 6 FFMA32); its
+  // figures include a fixed per-SIMD-group cost of about 1.3-1.7 cycles per
+  // instruction at 2-4 SIMD groups per core (its control group). Here the
+  // same 1440 instructions per thread: 15 iterations of 96.
+  const Op& ffma = ops.front();
+  struct Occupancy {
+    int ilp;
+    int simd_groups;
+    double published;
+  };
+  for (const Occupancy& o :
+       {Occupancy{1, 4, 11.34}, Occupancy{2, 4, 8.36}, Occupancy{4, 4, 2.75},
+        Occupancy{1, 8, 5.71}, Occupancy{2, 8, 4.24}, Occupancy{4, 8, 1.60},
+        Occupancy{1, 88, 1.99}, Occupancy{2, 88, 1.87},
+        Occupancy{4, 88, 1.02}}) {
+    Row("FFMA32 ILP " + std::to_string(o.ilp) + ", " +
+            std::to_string(o.simd_groups) + " SIMD groups/core",
+        "m1",
+        CyclesPerInstruction(ffma, o.ilp, 96 / o.ilp, 15, 1, o.simd_groups),
+        o.published, "cyc/instr", "[T] occupancy");
+  }
+
+  // --- 3. GEMM inner loop: FFMA per core-clock of simdgroup matrices.
   {
+    const int cores = 8;  // m1
     const Op& mm = ops.back();
     const int chains = 4, unroll = 4, iterations = 32;
     const Run r = Dispatch("m1", ChainKernel(mm, chains, unroll, iterations, 2),
@@ -193,7 +228,7 @@ int main() {
         "[T]");
   }
 
-  // --- 3. Attainable DRAM bandwidth: a 64 MB copy (read + write).
+  // --- 4. Attainable DRAM bandwidth: a 64 MB copy (read + write).
   const std::string copy =
       ".kernel copy\n.buffer 0 u0 device float in\n"
       ".buffer 1 u2 device float out\n"
@@ -217,8 +252,7 @@ int main() {
         c.published, "GB/s", c.source);
   }
 
-  // --- 4. FP32 FMA peak: 8 independent chains, unrolled.
-  const Op& ffma = ops.front();
+  // --- 5. FP32 FMA peak: 8 independent chains, unrolled.
   struct Peak {
     const char* chip;
     double published;
@@ -233,7 +267,7 @@ int main() {
         "TFLOP/s", "cores x 256 x f [T]");
   }
 
-  // --- 5. SGEMM, 1024^3, compiled from MSL by mtlemu: threadgroup-tiled
+  // --- 6. SGEMM, 1024^3, compiled from MSL by mtlemu: threadgroup-tiled
   // (64 x 32 tiles of A and B staged through threadgroup memory) and
   // simdgroup_matrix (a threadgroup of 4 SIMD groups computes 64 x 64 of C,
   // each SIMD group 32 x 32 as 4 x 4 tiles).
@@ -310,7 +344,7 @@ kernel void sgemm(device const float* A [[buffer(0)]],
     }
   }
 
-  // --- 6. What timed mode costs: host time timed / functional.
+  // --- 7. What timed mode costs: host time timed / functional.
   std::printf("\nTimed mode over functional mode, host time (m1):\n");
   struct Cost {
     const char* what;
