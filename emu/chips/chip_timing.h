@@ -31,6 +31,10 @@ struct ChipTiming {
   // Register file ~208 KB (R/I from Mesa's occupancy table: 104 half-word
   // registers per thread -> 1024 threads).
   uint32_t register_file_bytes = 208 * 1024;
+  // A thread addresses at most 128 32-bit registers: Mesa's occupancy table
+  // ends at 256 half-word registers (384 threads). Metal's compiler spills
+  // what a kernel needs beyond them to memory.
+  uint32_t max_registers_per_thread = 128;
   // Resident threads 384..3072 per core (M [T]).
   uint32_t max_threads_per_core = 3072;
   // Threadgroup memory ~60 KB per core (M/I [T]).

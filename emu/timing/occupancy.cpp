@@ -16,7 +16,11 @@ Occupancy ComputeOccupancy(const ChipTiming& chip, uint32_t registers,
   const uint64_t threads = uint64_t{sgs} * 32;
   constexpr uint64_t kUnlimited = std::numeric_limits<uint32_t>::max();
   const uint64_t by_threads = chip.max_threads_per_core / threads;
-  double register_bytes = std::max<uint32_t>(registers, 1) * 4.0 * threads;
+  // Beyond the hardware's registers Metal's compiler spills: the kernel
+  // holds the maximum.
+  const uint32_t held =
+      std::clamp<uint32_t>(registers, 1, chip.max_registers_per_thread);
+  double register_bytes = held * 4.0 * threads;
   uint64_t by_registers = kUnlimited;
   uint64_t by_memory = kUnlimited;
   if (chip.dynamic_caching) {

@@ -2,7 +2,9 @@
 // ../shared/reference/apple-gpu.md: min(resident threads, register file /
 // registers per thread, threadgroup memory per core / per threadgroup), in
 // whole threadgroups. On M3 (Dynamic Caching) registers count by their
-// average use and share one on-chip pool with threadgroup memory.
+// average use and share one on-chip pool with threadgroup memory. A kernel
+// that needs more registers than a thread has counts the maximum (Metal's
+// compiler would spill the rest; the spills are not costed).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 #include "emu/timing/timing_model.h"
 
+#include <fmt/format.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -257,6 +258,14 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     }
   }
   r.registers = s.kernel.registers;
+  if (r.registers > chip.max_registers_per_thread) {
+    r.notes.push_back(fmt::format(
+        "the kernel needs {} registers per thread and a thread has {}: "
+        "Metal's compiler would spill the rest to memory; occupancy counts "
+        "{}, and the spills are not timed",
+        r.registers, chip.max_registers_per_thread,
+        chip.max_registers_per_thread));
+  }
   r.threadgroup_memory = s.threadgroup_memory;
   r.threads_per_threadgroup = s.threads_per_threadgroup;
   r.threadgroups_per_core = s.occupancy.threadgroups_per_core;

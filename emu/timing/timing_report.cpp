@@ -85,6 +85,7 @@ std::string FormatReportText(const TimingReport& r) {
     }
     s += "  scheduler cycles without an issue: " + stalls + "\n";
   }
+  for (const std::string& note : r.notes) s += "  note: " + note + "\n";
   return s;
 }
 
@@ -151,7 +152,12 @@ std::string FormatReportJson(const TimingReport& r) {
   }
   field("stalls", stalls + "}");
   field("limiter", JsonString(r.limiter));
-  field("verdict", JsonString(r.verdict), true);
+  field("verdict", JsonString(r.verdict));
+  std::string notes = "[";
+  for (size_t i = 0; i < r.notes.size(); ++i) {
+    notes += fmt::format("{}{}", i ? ", " : "", JsonString(r.notes[i]));
+  }
+  field("notes", notes + "]", true);
   return s + "}\n";
 }
 

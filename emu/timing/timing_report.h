@@ -70,6 +70,10 @@ struct TimingReport {
   // "ALU", "memory bandwidth", "latency" or "occupancy", and why.
   std::string limiter;
   std::string verdict;
+
+  // What the model leaves out for this kernel (e.g. register spills), one
+  // sentence each.
+  std::vector<std::string> notes;
 };
 
 // Human-readable, a few lines per topic.

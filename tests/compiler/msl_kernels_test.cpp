@@ -337,7 +337,8 @@ TEST(MslKernels, LoopKeepsItsAccumulatorInPlaceAndLoadsConstantsOnce) {
     ++loops;
     int loads = 0;
     for (uint32_t i = branch.operands[1].label; i < pc; ++i) {
-      EXPECT_NE(k.code[i].op, isa::Opcode::kMov) << isa::PrintInstruction(k.code[i], k);
+      EXPECT_NE(k.code[i].op, isa::Opcode::kMov)
+          << isa::PrintInstruction(k.code[i], k);
       loads += k.code[i].op == isa::Opcode::kLoad;
     }
     EXPECT_EQ(loads, 0);

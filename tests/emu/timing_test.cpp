@@ -616,6 +616,28 @@ TEST(Occupancy, RegisterHeavyKernelOnM2AndM3) {
   EXPECT_GE(m3.threadgroups_per_core, m2.threadgroups_per_core);
 }
 
+// A thread has 128 registers: a kernel that needs more holds 128 (Metal's
+// compiler spills the rest), and the report says so.
+TEST(Occupancy, RegistersBeyondTheHardwareCountAsItsMaximum) {
+  const ChipTiming m1 = Chip("m1");
+  ASSERT_EQ(m1.max_registers_per_thread, 128u);
+  EXPECT_EQ(emu::ComputeOccupancy(m1, 200, 128, 0).threadgroups_per_core,
+            m1.register_file_bytes / (128u * 4 * 128));
+  EXPECT_EQ(emu::ComputeOccupancy(m1, 200, 128, 0).threadgroups_per_core,
+            emu::ComputeOccupancy(m1, 128, 128, 0).threadgroups_per_core);
+  std::string heavy = kRegisterHeavy;
+  heavy.replace(heavy.find("r99"), 3, "r199");
+  heavy.replace(heavy.find("r99"), 3, "r199");
+  const emu::TimingReport r = TimedKernel(heavy, "m1", 128 * 16, 128);
+  EXPECT_EQ(r.registers, 200u);
+  EXPECT_EQ(r.threadgroups_per_core, m1.register_file_bytes / (128u * 4 * 128));
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("200 registers"), std::string::npos) << r.notes[0];
+  EXPECT_NE(emu::FormatReportText(r).find("note: "), std::string::npos);
+  EXPECT_NE(emu::FormatReportJson(r).find("\"notes\": [\""), std::string::npos);
+  EXPECT_TRUE(TimedKernel(kRegisterHeavy, "m1", 128 * 16, 128).notes.empty());
+}
+
 // --- 5. the timeline and its trace -------------------------------------------
 
 bool HavePython() { return access("/usr/bin/python3", X_OK) == 0; }
