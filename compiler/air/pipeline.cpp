@@ -61,6 +61,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/air/contraction.h"
 #include "compiler/air/memory_facts.h"
 
 namespace mtlemu::air {
@@ -874,6 +875,10 @@ Status PrepareModule(llvm::Module& module,
     mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
     mpm.addPass(llvm::GlobalDCEPass());
     passes.Run(mpm, module);
+  }
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration()) continue;
+    ContractMultiplyAdds(f);
   }
   for (llvm::Function& f : module) {
     if (f.isDeclaration() || !RevectorizePhis(f)) continue;

@@ -399,6 +399,47 @@ kernel void k(device const float4* in [[buffer(0)]],
   }
 }
 
+// Metal's fast math (the default) fuses a multiply into the add that uses
+// it, also across statements, as Metal's compiler does: one rounding, the
+// value std::fma gives. With fast math off, only a * b + c within one
+// expression contracts (-ffp-contract=on); across statements there are two
+// roundings.
+TEST(MslKernels, FastMathFusesMultiplyAdd) {
+  const char* source = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  float p = a[0] * a[1];
+  out[0] = p + a[2];
+  out[1] = a[2] - p;
+  out[2] = p - a[2];
+})";
+  const float x = 1.0f + std::ldexp(1.0f, -12);
+  const std::vector<float> in = {x, x, -1.0f};
+  for (bool fast : {true, false}) {
+    msl::CompileOptions options;
+    options.fast_math = fast;
+    KernelHarness h(compiler::CompileMsl(source, "test.metal", options, {"k"}),
+                    "k");
+    h.SetBuffer(0, in);
+    h.SetBuffer(1, std::vector<float>(3));
+    ASSERT_TRUE(Runs(h, {1}, {1}));
+    const std::vector<float> out = h.Read<float>(1);
+    const float p = x * x;  // rounded
+    if (fast) {
+      EXPECT_EQ(out[0], std::fma(x, x, -1.0f));
+      EXPECT_EQ(out[1], std::fma(-x, x, -1.0f));
+      EXPECT_EQ(out[2], std::fma(x, x, 1.0f));
+      EXPECT_NE(out[0], p - 1.0f);  // the values tell the two apart
+    } else {
+      EXPECT_EQ(out[0], p - 1.0f);
+      EXPECT_EQ(out[1], -1.0f - p);
+      EXPECT_EQ(out[2], p + 1.0f);
+    }
+  }
+}
+
 // Lanes leave a loop in different iterations; two values carried by the
 // loop are used after it, and the bound comes from a constant buffer.
 TEST(MslKernels, ValuesLeaveADivergentLoopPerLane) {
