@@ -50,6 +50,42 @@ bool StopsThreadgroupStore(const isa::Instruction& inst) {
   return IsBarrierTo(inst) || inst.space == isa::AddressSpace::kThreadgroup;
 }
 
+// An instruction that only computes registers: it may move anywhere in its
+// block that its registers allow.
+bool IsPure(const isa::Instruction& inst) {
+  const isa::OpInfo& info = inst.info();
+  if (info.cluster != 0 || inst.op == isa::Opcode::kExit ||
+      info.shape == isa::OpShape::kMatrixLoad ||
+      info.shape == isa::OpShape::kMatrixStore) {
+    return false;
+  }
+  switch (info.unit) {
+    case isa::ExecUnit::kLoad:
+    case isa::ExecUnit::kStore:
+    case isa::ExecUnit::kAtomic:
+    case isa::ExecUnit::kBranch:
+    case isa::ExecUnit::kBarrier:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// Whether `above` only writes registers `below` reads (so raising `above`
+// first lets `below` follow), and neither touches the other's otherwise.
+bool OnlyFeeds(const std::vector<RegisterUse>& above,
+               const std::vector<RegisterUse>& below) {
+  bool feeds = false;
+  for (const RegisterUse& a : above) {
+    for (const RegisterUse& b : below) {
+      if (a.reg != b.reg || (!a.def && !b.def)) continue;
+      if (!a.def || b.def) return false;
+      feeds = true;
+    }
+  }
+  return feeds;
+}
+
 bool Conflicts(const std::vector<RegisterUse>& load,
                const std::vector<RegisterUse>& other) {
   for (const RegisterUse& a : load) {
@@ -80,6 +116,9 @@ void ScheduleMemory(isa::Kernel& kernel, const RegisterParts& parts) {
   for (size_t pc = 0; pc < n; ++pc) {
     uses[pc] = RegistersOf(kernel.code[pc], parts);
   }
+  // Instructions raised ahead of a load, each once: two independent ones
+  // feeding the same load would otherwise pass each other forever.
+  std::vector<char> raised(n, 0);
   auto move = [&](size_t from, size_t to) {  // the instruction at `from`
     if (from == to) return;
     if (to < from) {
@@ -87,11 +126,15 @@ void ScheduleMemory(isa::Kernel& kernel, const RegisterParts& parts) {
                   kernel.code.begin() + from + 1);
       std::rotate(uses.begin() + to, uses.begin() + from,
                   uses.begin() + from + 1);
+      std::rotate(raised.begin() + to, raised.begin() + from,
+                  raised.begin() + from + 1);
     } else {
       std::rotate(kernel.code.begin() + from, kernel.code.begin() + from + 1,
                   kernel.code.begin() + to + 1);
       std::rotate(uses.begin() + from, uses.begin() + from + 1,
                   uses.begin() + to + 1);
+      std::rotate(raised.begin() + from, raised.begin() + from + 1,
+                  raised.begin() + to + 1);
     }
   };
   // Threadgroup stores sink (last first, so each passes the ones sunk).
@@ -106,18 +149,37 @@ void ScheduleMemory(isa::Kernel& kernel, const RegisterParts& parts) {
     }
     move(pc, at);
   }
-  // Device loads rise.
-  for (size_t pc = 1; pc < n; ++pc) {
-    if (!IsHoistable(kernel.code[pc])) continue;
+  // Device loads rise, and the instructions computing their addresses rise
+  // ahead of them (up to kMaxChain deep), so that a loop body's loads issue
+  // together rather than each after its address. Returns where the
+  // instruction at `pc` landed.
+  constexpr int kMaxChain = 4;
+  auto rise = [&](auto& self, size_t pc, int depth) -> size_t {
+    if (depth > 0) {
+      if (raised[pc]) return pc;
+      raised[pc] = 1;
+    }
     size_t at = pc;
     while (at > 0 && pc - at < kMaxDistance &&
            !starts.count(static_cast<uint32_t>(at)) &&
            !IsBarrierTo(kernel.code[at - 1]) &&
-           !IsHoistable(kernel.code[at - 1]) &&
-           !Conflicts(uses[pc], uses[at - 1])) {
-      --at;
+           !IsHoistable(kernel.code[at - 1])) {
+      if (!Conflicts(uses[pc], uses[at - 1])) {
+        --at;
+        continue;
+      }
+      // Moving the instruction above up leaves `pc` where it is.
+      if (depth >= kMaxChain || !IsPure(kernel.code[at - 1]) ||
+          !OnlyFeeds(uses[at - 1], uses[pc]) ||
+          self(self, at - 1, depth + 1) == at - 1) {
+        break;
+      }
     }
     move(pc, at);
+    return at;
+  };
+  for (size_t pc = 1; pc < n; ++pc) {
+    if (IsHoistable(kernel.code[pc])) rise(rise, pc, 0);
   }
 }
 

@@ -4,7 +4,8 @@
 // each time. Within a block, stores to threadgroup memory move down past
 // instructions they do not depend on, and loads of device and constant
 // memory move up, so a SIMD group issues its loads back to back and the
-// latencies overlap. Nothing crosses a block boundary, a barrier, an
+// latencies overlap; the register-only instructions computing a load's
+// address move up ahead of it (a few deep). Nothing crosses a block boundary, a barrier, an
 // atomic, a SIMD-group function, an instruction with a register dependency,
 // or a memory access that may alias (a device load never passes a device
 // store; a threadgroup store never passes another threadgroup access).

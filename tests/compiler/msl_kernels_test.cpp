@@ -440,6 +440,61 @@ kernel void k(device const float* a [[buffer(0)]], device float* out [[buffer(1)
   }
 }
 
+// A loop body's device loads issue together, each with the instructions
+// computing its address raised ahead of it, before the arithmetic that
+// waits for them.
+TEST(MslKernels, LoopLoadsIssueBeforeTheirUses) {
+  const char* source = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              constant uint& n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  float acc[4] = {0, 0, 0, 0};
+  for (uint j = 0; j < n; ++j) {
+    for (int r = 0; r < 4; ++r) acc[r] += in[j * 4 + r] * float(i + r);
+  }
+  for (int r = 0; r < 4; ++r) out[i * 4 + r] = acc[r];
+})";
+  Result<isa::Module> m = compiler::CompileMsl(source, "test.metal", {}, {"k"});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const isa::Kernel& k = m.value().kernels[0];
+  int loops = 0;
+  for (uint32_t pc = 0; pc < k.code.size(); ++pc) {
+    const isa::Instruction& branch = k.code[pc];
+    if (branch.op != isa::Opcode::kBranchNonZero ||
+        branch.operands[1].label > pc) {
+      continue;
+    }
+    ++loops;
+    uint32_t last_load = 0, first_fma = pc, loads = 0;
+    for (uint32_t i = branch.operands[1].label; i < pc; ++i) {
+      if (k.code[i].op == isa::Opcode::kLoad) last_load = i, ++loads;
+      if (k.code[i].op == isa::Opcode::kFma) first_fma = std::min(first_fma, i);
+    }
+    EXPECT_EQ(loads, 4u);
+    EXPECT_LT(last_load, first_fma) << isa::PrintKernel(k);
+  }
+  EXPECT_EQ(loops, 1);
+  KernelHarness h = Compile(source, "k");
+  const uint32_t threads = 64, n = 5;
+  std::vector<float> in(4 * n);
+  for (uint32_t e = 0; e < in.size(); ++e) in[e] = 0.5f * e - 3.0f;
+  h.SetBuffer(0, in);
+  h.SetBuffer(1, std::vector<float>(4 * threads));
+  h.SetBytes(2, n);
+  ASSERT_TRUE(Runs(h, {threads}, {32}));
+  const std::vector<float> out = h.Read<float>(1);
+  for (uint32_t i = 0; i < threads; ++i) {
+    for (uint32_t r = 0; r < 4; ++r) {
+      float acc = 0;
+      for (uint32_t j = 0; j < n; ++j) {
+        acc = std::fma(in[j * 4 + r], static_cast<float>(i + r), acc);
+      }
+      EXPECT_EQ(out[4 * i + r], acc) << i << "," << r;
+    }
+  }
+}
+
 // Lanes leave a loop in different iterations; two values carried by the
 // loop are used after it, and the bound comes from a constant buffer.
 TEST(MslKernels, ValuesLeaveADivergentLoopPerLane) {
