@@ -732,8 +732,12 @@ void Lowering::LowerBranch(const llvm::BranchInst& br) {
   const Operand c =
       Materialize(OperandFor(br.getCondition()), ScalarType::kUInt);
   const llvm::BasicBlock* join = joins_.at(from);
-  Emit(Opcode::kBranchNonZero, ScalarType::kUInt,
-       {c, Operand::Label(0), Operand::Label(0)});
+  // When the true side comes next, lanes whose condition is false branch
+  // (bz) and the rest fall through: one branch instead of two.
+  const bool invert = taken == next_block_ && other != next_block_;
+  if (invert) std::swap(taken, other);
+  Emit(invert ? Opcode::kBranchZero : Opcode::kBranchNonZero,
+       ScalarType::kUInt, {c, Operand::Label(0), Operand::Label(0)});
   const size_t pc = kernel_.code.size() - 1;
   fixups_.emplace_back(pc, 1, taken);
   fixups_.emplace_back(pc, 2, join);  // nullptr: the kernel's exit
@@ -761,6 +765,7 @@ void Lowering::LowerInstruction(const llvm::Instruction& inst) {
     return LowerBranch(*br);
   }
   if (llvm::isa<llvm::ReturnInst>(inst)) {
+    if (next_block_ == nullptr) return;  // the shared exit comes next
     Emit(Opcode::kBranch, ScalarType::kUInt, {Operand::Label(0)});
     fixups_.emplace_back(kernel_.code.size() - 1, 0, nullptr);
     return;
