@@ -318,6 +318,21 @@ TEST(MslKernels, SimdgroupMatrixMultiply) {
   }
 }
 
+// The loops of a compiled kernel: [first, latch) for every backward
+// conditional branch (the latch).
+std::vector<std::pair<uint32_t, uint32_t>> LoopsOf(const isa::Kernel& k) {
+  std::vector<std::pair<uint32_t, uint32_t>> loops;
+  for (uint32_t pc = 0; pc < k.code.size(); ++pc) {
+    const isa::Instruction& branch = k.code[pc];
+    if ((branch.op == isa::Opcode::kBranchNonZero ||
+         branch.op == isa::Opcode::kBranchZero) &&
+        branch.operands[1].label <= pc) {
+      loops.emplace_back(branch.operands[1].label, pc);
+    }
+  }
+  return loops;
+}
+
 // The loop of the matmul above as the back end emits it: the accumulator
 // is updated in place (no copies for the loop's phi or for its value after
 // the loop) and the size, in a constant buffer, is loaded once, before the
@@ -327,23 +342,17 @@ TEST(MslKernels, LoopKeepsItsAccumulatorInPlaceAndLoadsConstantsOnce) {
       compiler::CompileMsl(kSimdgroupMatmul, "test.metal", {}, {"sgmm"});
   ASSERT_TRUE(m.ok()) << m.error().message;
   const isa::Kernel& k = m.value().kernels[0];
-  int loops = 0;
-  for (uint32_t pc = 0; pc < k.code.size(); ++pc) {
-    const isa::Instruction& branch = k.code[pc];
-    if (branch.op != isa::Opcode::kBranchNonZero ||
-        branch.operands[1].label > pc) {
-      continue;
-    }
-    ++loops;
+  const auto loops = LoopsOf(k);
+  ASSERT_EQ(loops.size(), 1u);
+  for (const auto& [first, latch] : loops) {
     int loads = 0;
-    for (uint32_t i = branch.operands[1].label; i < pc; ++i) {
+    for (uint32_t i = first; i < latch; ++i) {
       EXPECT_NE(k.code[i].op, isa::Opcode::kMov)
           << isa::PrintInstruction(k.code[i], k);
       loads += k.code[i].op == isa::Opcode::kLoad;
     }
     EXPECT_EQ(loads, 0);
   }
-  EXPECT_EQ(loops, 1);
 }
 
 // A float4 access becomes four scalar accesses; they share the index
@@ -458,23 +467,17 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
   Result<isa::Module> m = compiler::CompileMsl(source, "test.metal", {}, {"k"});
   ASSERT_TRUE(m.ok()) << m.error().message;
   const isa::Kernel& k = m.value().kernels[0];
-  int loops = 0;
-  for (uint32_t pc = 0; pc < k.code.size(); ++pc) {
-    const isa::Instruction& branch = k.code[pc];
-    if (branch.op != isa::Opcode::kBranchNonZero ||
-        branch.operands[1].label > pc) {
-      continue;
-    }
-    ++loops;
-    uint32_t last_load = 0, first_fma = pc, loads = 0;
-    for (uint32_t i = branch.operands[1].label; i < pc; ++i) {
+  const auto loops = LoopsOf(k);
+  ASSERT_EQ(loops.size(), 1u);
+  for (const auto& [first, latch] : loops) {
+    uint32_t last_load = 0, first_fma = latch, loads = 0;
+    for (uint32_t i = first; i < latch; ++i) {
       if (k.code[i].op == isa::Opcode::kLoad) last_load = i, ++loads;
       if (k.code[i].op == isa::Opcode::kFma) first_fma = std::min(first_fma, i);
     }
     EXPECT_EQ(loads, 4u);
     EXPECT_LT(last_load, first_fma) << isa::PrintKernel(k);
   }
-  EXPECT_EQ(loops, 1);
   KernelHarness h = Compile(source, "k");
   const uint32_t threads = 64, n = 5;
   std::vector<float> in(4 * n);
