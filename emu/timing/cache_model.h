@@ -35,13 +35,20 @@ class CacheModel {
     uint64_t* t = &tags_[set * ways_];
     uint64_t* a = &ages_[set * ways_];
     ++clock_;
-    int victim = 0;
     for (int w = 0; w < ways_; ++w) {
       if (t[w] == line) {
         a[w] = clock_;
         return true;
       }
-      if (a[w] < a[victim]) victim = w;
+    }
+    // The least recent way, the first of equals (unused ways are 0), with
+    // the oldest age kept in a register rather than read again.
+    int victim = 0;
+    uint64_t oldest = a[0];
+    for (int w = 1; w < ways_; ++w) {
+      const bool older = a[w] < oldest;
+      oldest = older ? a[w] : oldest;
+      victim = older ? w : victim;
     }
     t[victim] = line;
     a[victim] = clock_;

@@ -1,6 +1,7 @@
 #include "emu/timing/core_model.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -32,18 +33,26 @@ CoreModel::CoreModel(const ChipTiming& chip,
       residents_(threadgroup_slots),
       warps_(static_cast<size_t>(threadgroup_slots) *
              simd_groups_per_threadgroup),
-      by_scheduler_(chip.schedulers_per_core),
-      pipe_free_(chip.schedulers_per_core,
-                 std::vector<double>(kNumExecUnits, 0.0)),
       next_time_(chip.schedulers_per_core, kNever),
       oldest_(chip.schedulers_per_core, -1),
       l1_(chip.l1_bytes, chip.line_bytes, chip.l1_ways) {
+  // CountStalls takes the schedulers that issued as a 64-bit mask.
+  assert(schedulers_ >= 1 && schedulers_ <= 64);
+  std::vector<std::vector<int>> by_scheduler(schedulers_);
   for (size_t i = 0; i < warps_.size(); ++i) {
     warps_[i].slot = static_cast<int>(i / sgs_per_tg_);
     warps_[i].register_ready.assign(registers_, 0);
     warps_[i].register_from_memory.assign(registers_, 0);
-    by_scheduler_[i % schedulers_].push_back(static_cast<int>(i));
+    by_scheduler[i % schedulers_].push_back(static_cast<int>(i));
   }
+  for (auto& warps : by_scheduler) queues_.emplace_back(std::move(warps));
+}
+
+void CoreModel::Sync(const Warp& w) {
+  const size_t index = static_cast<size_t>(&w - warps_.data());
+  queues_[index % schedulers_].Set(index / schedulers_,
+                                   w.done || w.at_barrier ? kNever : w.ready,
+                                   w.next_unit, !w.done);
 }
 
 int CoreModel::FreeSlots(uint64_t now) {
@@ -76,6 +85,7 @@ void CoreModel::Place(ThreadgroupTrace&& trace, uint64_t now) {
       if (i >= r.trace.simd_groups.size() ||
           r.trace.simd_groups[i].events.empty()) {
         if (i < r.trace.simd_groups.size()) --r.live;
+        Sync(w);
         continue;
       }
       w.trace = &r.trace.simd_groups[i];
@@ -110,31 +120,12 @@ void CoreModel::ComputeReady(Warp& w, uint64_t after) {
   w.waiting_memory = memory;
   w.next_unit = static_cast<int>(t.unit);
   w.next_fp32 = t.fp32;
-}
-
-// A pipe accepts an instruction in the cycle its busy time ends in, so a
-// fractional throughput (2.04 cycles) averages out over many issues.
-uint64_t CoreModel::NextIssueTime(const Warp& w, int scheduler) const {
-  if (w.done || w.at_barrier) return kNever;
-  return std::max(w.ready,
-                  static_cast<uint64_t>(pipe_free_[scheduler][w.next_unit]));
-}
-
-bool CoreModel::CanIssue(const Warp& w, int scheduler, uint64_t now) const {
-  return NextIssueTime(w, scheduler) <= now;
+  Sync(w);
 }
 
 void CoreModel::Refresh(int scheduler) {
-  uint64_t next = kNever;
-  int oldest = -1;
-  for (int wi : by_scheduler_[scheduler]) {
-    const Warp& w = warps_[wi];
-    if (w.done) continue;
-    if (oldest < 0) oldest = wi;
-    next = std::min(next, NextIssueTime(w, scheduler));
-  }
-  next_time_[scheduler] = next;
-  oldest_[scheduler] = oldest;
+  next_time_[scheduler] = queues_[scheduler].Earliest();
+  oldest_[scheduler] = queues_[scheduler].OldestLive();
 }
 
 void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
@@ -142,7 +133,6 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
   fetched_this_epoch_.Clear();
   for (int s = 0; s < schedulers_; ++s) Refresh(s);
   uint64_t now = std::max(now_, begin);
-  std::vector<bool> issued(schedulers_);
   while (now < end) {
     uint64_t earliest = kNever;
     for (int s = 0; s < schedulers_; ++s) {
@@ -150,34 +140,30 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
     }
     if (earliest > now) {
       const uint64_t next = std::min(earliest, end);
-      CountStalls(now, next, nullptr);
+      CountStalls(now, next, 0);
       now = next;
       continue;
     }
     refresh_all_ = false;
+    uint64_t issued = 0;
     for (int s = 0; s < schedulers_; ++s) {
-      issued[s] = false;
       if (next_time_[s] > now) continue;
       // Oldest ready SIMD group first (lowest slot: placed earliest among
       // equals); M3 may issue an FP32 instruction beside another.
-      int first = -1;
-      for (int wi : by_scheduler_[s]) {
-        if (CanIssue(warps_[wi], s, now)) {
-          first = wi;
-          break;
-        }
-      }
-      if (first < 0) {
+      IssueQueue& q = queues_[s];
+      const int first_position = q.FirstReady(now);
+      if (first_position < 0) {
         Refresh(s);  // (a scheduler that issued is refreshed lazily)
         continue;
       }
-      issued[s] = true;
+      issued |= uint64_t{1} << s;
+      const int first = q.warp(first_position);
       const bool first_fp32 = warps_[first].next_fp32;
       Issue(warps_[first], s, now, shared);
       if (chip_.fp32_dual_issue) {
-        for (int wi : by_scheduler_[s]) {
-          Warp& w = warps_[wi];
-          if (wi == first || !CanIssue(w, s, now)) continue;
+        for (size_t p = 0; p < q.size(); ++p) {
+          Warp& w = warps_[q.warp(p)];
+          if (q.warp(p) == first || q.IssueTime(p) > now) continue;
           if (w.next_fp32 != first_fp32) {
             Issue(w, s, now, shared);
             break;
@@ -187,7 +173,7 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
       // It may issue again next cycle; if not, the scan there refreshes it.
       next_time_[s] = now + 1;
     }
-    CountStalls(now, now + 1, &issued);
+    CountStalls(now, now + 1, issued);
     if (refresh_all_) {
       for (int s = 0; s < schedulers_; ++s) Refresh(s);
     }
@@ -196,14 +182,13 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
   now_ = now;
 }
 
-void CoreModel::CountStalls(uint64_t from, uint64_t to,
-                            const std::vector<bool>* issued) {
+void CoreModel::CountStalls(uint64_t from, uint64_t to, uint64_t issued) {
   if (to <= from) return;
   const uint64_t span = to - from;
   stats_.resident_simd_group_cycles += static_cast<double>(resident_) * span;
   epoch_resident_ += static_cast<double>(resident_) * span;
   for (int s = 0; s < schedulers_; ++s) {
-    if (issued != nullptr && (*issued)[s]) continue;
+    if ((issued >> s) & 1) continue;
     // Why the oldest SIMD group of this scheduler is not issuing.
     uint64_t* reason = &stats_.stall_idle;
     if (oldest_[s] >= 0) {
@@ -226,8 +211,11 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
   const TraceEvent& e = w.trace->events[w.next];
   const InstructionTiming& t = timings_[e.pc];
   const UnitCost& cost = chip_.cost(t.unit);
-  double& pipe = pipe_free_[scheduler][static_cast<int>(t.unit)];
-  pipe = std::max(pipe, static_cast<double>(now)) + cost.cycles_per_instruction;
+  IssueQueue& queue = queues_[scheduler];
+  const int unit = static_cast<int>(t.unit);
+  queue.set_pipe_free(
+      unit, std::max(queue.pipe_free(unit), static_cast<double>(now)) +
+                cost.cycles_per_instruction);
 
   ++stats_.instructions;
   ++epoch_issues_;
@@ -288,6 +276,7 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
   }
   if (t.barrier) {
     w.at_barrier = true;
+    Sync(w);
     ++tg.arrived;
     if (tg.arrived >= tg.live) {
       ReleaseBarrier(w.slot, now);
@@ -312,6 +301,7 @@ void CoreModel::ReleaseBarrier(int slot, uint64_t now) {
 
 void CoreModel::FinishWarp(Warp& w, uint64_t now) {
   w.done = true;
+  Sync(w);
   --resident_;
   last_cycle_ = std::max(last_cycle_, now);
   Resident& tg = residents_[w.slot];

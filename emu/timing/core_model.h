@@ -14,6 +14,7 @@
 #include "emu/chips/chip_timing.h"
 #include "emu/timing/cache_model.h"
 #include "emu/timing/instruction_timing.h"
+#include "emu/timing/issue_queue.h"
 #include "emu/timing/line_set.h"
 #include "emu/timing/simd_trace.h"
 #include "traces/timeline.h"
@@ -108,10 +109,11 @@ class CoreModel {
     bool finished = true;
   };
 
-  bool CanIssue(const Warp& w, int scheduler, uint64_t now) const;
-  // Recomputes a scheduler's earliest issue time and oldest SIMD group.
+  // Takes a scheduler's earliest issue time and oldest SIMD group from its
+  // queue.
   void Refresh(int scheduler);
-  uint64_t NextIssueTime(const Warp& w, int scheduler) const;
+  // Tells the warp's scheduler queue what the warp now waits for.
+  void Sync(const Warp& w);
   void Issue(Warp& w, int scheduler, uint64_t now, const SharedView& shared);
   uint64_t DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
                       uint64_t now, const SharedView& shared);
@@ -122,9 +124,9 @@ class CoreModel {
   void ComputeReady(Warp& w, uint64_t after);
   void FinishWarp(Warp& w, uint64_t now);
   void ReleaseBarrier(int slot, uint64_t now);
-  // Charges [from, to) to each scheduler that did not issue (`issued`
-  // null: none did), by why its oldest SIMD group waits.
-  void CountStalls(uint64_t from, uint64_t to, const std::vector<bool>* issued);
+  // Charges [from, to) to each scheduler that did not issue (bit s of
+  // `issued`), by why its oldest SIMD group waits.
+  void CountStalls(uint64_t from, uint64_t to, uint64_t issued);
 
   const ChipTiming& chip_;
   const std::vector<InstructionTiming>& timings_;
@@ -135,13 +137,12 @@ class CoreModel {
   int schedulers_;
 
   std::vector<Resident> residents_;
-  std::vector<Warp> warps_;                     // slot * sgs_per_tg + index
-  std::vector<std::vector<int>> by_scheduler_;  // warp indices
-  std::vector<std::vector<double>> pipe_free_;  // [scheduler][unit]
-  std::vector<uint64_t> next_time_;             // per scheduler (Refresh)
-  std::vector<int> oldest_;   // per scheduler: oldest live warp, or -1
-  bool refresh_all_ = false;  // a barrier released or a warp finished
-  uint32_t resident_ = 0;     // live SIMD groups
+  std::vector<Warp> warps_;          // slot * sgs_per_tg + index
+  std::vector<IssueQueue> queues_;   // per scheduler, with its pipes
+  std::vector<uint64_t> next_time_;  // per scheduler (Refresh)
+  std::vector<int> oldest_;          // per scheduler: oldest live warp, or -1
+  bool refresh_all_ = false;         // a barrier released or a warp finished
+  uint32_t resident_ = 0;            // live SIMD groups
 
   CacheModel l1_;
   LineSet fetched_this_epoch_;  // lines now in L2
