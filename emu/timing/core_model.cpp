@@ -308,17 +308,9 @@ void CoreModel::FinishWarp(Warp& w, uint64_t now) {
   const uint32_t index =
       static_cast<uint32_t>(&w - &warps_[w.slot * sgs_per_tg_]);
   if (simd_detail_) {
-    traces::Slice s;
-    s.core = core_;
-    s.slot = static_cast<int>(&w - warps_.data());
-    s.start_cycle = w.start;
-    s.end_cycle = std::max(now, w.start + 1);
-    s.name = "simdgroup " + std::to_string(index) + " of " +
-             ThreadgroupName(tg.trace.index);
-    s.args = {{"threadgroup", static_cast<double>(tg.trace.index)},
-              {"simdgroup", static_cast<double>(index)},
-              {"instructions", static_cast<double>(w.trace->events.size())}};
-    slices_.push_back(std::move(s));
+    slices_.push_back({static_cast<int>(&w - warps_.data()), w.start,
+                       std::max(now, w.start + 1), tg.trace.index, index,
+                       w.trace->events.size()});
   }
   if (--tg.live > 0) {
     // Those still running may be waiting at a barrier for this one.
@@ -329,15 +321,8 @@ void CoreModel::FinishWarp(Warp& w, uint64_t now) {
   }
   tg.finished = true;
   tg.end = now;
-  traces::Slice s;
-  s.core = core_;
-  s.start_cycle = tg.start;
-  s.end_cycle = std::max(now, tg.start + 1);
-  s.name = ThreadgroupName(tg.trace.index);
-  s.args = {{"threadgroup", static_cast<double>(tg.trace.index)},
-            {"threads", static_cast<double>(tg.trace.threads)},
-            {"simdgroups", static_cast<double>(tg.trace.simd_groups.size())}};
-  slices_.push_back(std::move(s));
+  slices_.push_back({-1, tg.start, std::max(now, tg.start + 1), tg.trace.index,
+                     tg.trace.threads, tg.trace.simd_groups.size()});
   // The traces are done with: back to the dispatch for the next batch
   // (their vectors keep their capacity, which saves allocations).
   recycled_.push_back(std::move(tg.trace));
@@ -398,6 +383,34 @@ void CoreModel::DeviceStore(const TraceEvent& e, const SimdGroupTrace& t,
   stats_.dram_write_bytes += uint64_t{e.line_count} * chip_.line_bytes;
   dram_port_free_ = std::max(dram_port_free_, start) +
                     e.line_count * line / DramBytesPerClock();
+}
+
+void CoreModel::TakeSlices(std::vector<traces::Slice>& out) {
+  for (const SliceRecord& r : slices_) {
+    traces::Slice s;
+    s.core = core_;
+    s.slot = r.slot;
+    s.start_cycle = r.start;
+    s.end_cycle = r.end;
+    const double threadgroup = static_cast<double>(r.threadgroup);
+    if (r.slot < 0) {
+      s.name = ThreadgroupName(r.threadgroup);
+      s.args = {
+          {"threadgroup", threadgroup},
+          {"threads", static_cast<double>(r.threads_or_simd_group)},
+          {"simdgroups", static_cast<double>(r.simd_groups_or_instructions)}};
+    } else {
+      s.name = "simdgroup " + std::to_string(r.threads_or_simd_group) + " of " +
+               ThreadgroupName(r.threadgroup);
+      s.args = {
+          {"threadgroup", threadgroup},
+          {"simdgroup", static_cast<double>(r.threads_or_simd_group)},
+          {"instructions", static_cast<double>(r.simd_groups_or_instructions)}};
+    }
+    out.push_back(std::move(s));
+  }
+  slices_.clear();
+  slices_.shrink_to_fit();
 }
 
 }  // namespace mtlemu::emu

@@ -82,7 +82,9 @@ class CoreModel {
   std::vector<ThreadgroupTrace>& recycled() { return recycled_; }
 
   const CoreStats& stats() const { return stats_; }
-  std::vector<traces::Slice>& slices() { return slices_; }
+  // The trace slices of the threadgroups (and SIMD groups) that finished,
+  // in the order they finished; the core keeps none after.
+  void TakeSlices(std::vector<traces::Slice>& out);
   uint64_t last_cycle() const { return last_cycle_; }
 
  private:
@@ -157,7 +159,16 @@ class CoreModel {
   uint64_t epoch_issues_ = 0;
   double epoch_resident_ = 0;
   CoreStats stats_;
-  std::vector<traces::Slice> slices_;
+  // A finished threadgroup (slot -1) or SIMD group, made into a
+  // traces::Slice only when a timeline is asked for.
+  struct SliceRecord {
+    int slot = -1;
+    uint64_t start = 0, end = 0;
+    uint64_t threadgroup = 0;
+    uint64_t threads_or_simd_group = 0;
+    uint64_t simd_groups_or_instructions = 0;
+  };
+  std::vector<SliceRecord> slices_;
   std::vector<ThreadgroupTrace> recycled_;
 };
 
