@@ -10,7 +10,12 @@ namespace {
 
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 
-uint64_t Ceil(double v) { return static_cast<uint64_t>(std::ceil(v)); }
+// std::ceil for the model's times (>= 0, < 2^63), without a libm call or
+// the unsigned conversion's range check (x86-64 has neither inline).
+uint64_t Ceil(double v) {
+  const int64_t whole = static_cast<int64_t>(v);
+  return static_cast<uint64_t>(whole) + (static_cast<double>(whole) < v);
+}
 
 std::string ThreadgroupName(uint64_t index) {
   return "threadgroup " + std::to_string(index);
@@ -41,6 +46,8 @@ CoreModel::CoreModel(const ChipTiming& chip,
   std::vector<std::vector<int>> by_scheduler(schedulers_);
   for (size_t i = 0; i < warps_.size(); ++i) {
     warps_[i].slot = static_cast<int>(i / sgs_per_tg_);
+    warps_[i].scheduler = static_cast<int>(i % schedulers_);
+    warps_[i].position = static_cast<int>(by_scheduler[i % schedulers_].size());
     warps_[i].register_ready.assign(registers_, 0);
     warps_[i].register_from_memory.assign(registers_, 0);
     by_scheduler[i % schedulers_].push_back(static_cast<int>(i));
@@ -49,10 +56,9 @@ CoreModel::CoreModel(const ChipTiming& chip,
 }
 
 void CoreModel::Sync(const Warp& w) {
-  const size_t index = static_cast<size_t>(&w - warps_.data());
-  queues_[index % schedulers_].Set(index / schedulers_,
-                                   w.done || w.at_barrier ? kNever : w.ready,
-                                   w.next_unit, !w.done);
+  queues_[w.scheduler].Set(w.position,
+                           w.done || w.at_barrier ? kNever : w.ready,
+                           w.next_unit, !w.done);
 }
 
 int CoreModel::FreeSlots(uint64_t now) {

@@ -97,7 +97,9 @@ class CoreModel {
     bool waiting_memory = false;  // ready is set by a load
     bool at_barrier = false;
     bool done = true;
-    int slot = 0;        // threadgroup slot
+    int slot = 0;       // threadgroup slot
+    int scheduler = 0;  // and its place in that scheduler's IssueQueue
+    int position = 0;
     uint64_t start = 0;  // cycle it was placed (trace slices)
     std::vector<uint64_t> register_ready;
     std::vector<uint8_t> register_from_memory;

@@ -42,8 +42,10 @@ class IssueQueue {
   double pipe_free(int unit) const { return pipe_free_[unit]; }
   void set_pipe_free(int unit, double cycle) {
     pipe_free_[unit] = cycle;
-    // A pipe accepts an instruction in the cycle its busy time ends in.
-    pipe_cycle_[unit] = static_cast<uint64_t>(cycle);
+    // A pipe accepts an instruction in the cycle its busy time ends in
+    // (times are >= 0 and < 2^63: the signed conversion is the same, and
+    // cheaper).
+    pipe_cycle_[unit] = static_cast<uint64_t>(static_cast<int64_t>(cycle));
     summary_valid_ = false;
   }
 
@@ -53,13 +55,9 @@ class IssueQueue {
   }
   // The first position that may issue at `now`, or -1.
   int FirstReady(uint64_t now) {
-    Summarize();
-    if (earliest_ > now) return -1;
-    if (earliest_ == now) return first_at_earliest_;
-    for (size_t i = 0; i < warps_.size(); ++i) {
-      if (IssueTime(i) <= now) return static_cast<int>(i);
-    }
-    return -1;
+    if (summary_valid_ && earliest_ > now) return -1;
+    if (summary_valid_ && earliest_ == now) return first_at_earliest_;
+    return Scan(now);
   }
 
   // The earliest cycle any SIMD group may issue in (kNever: none).
@@ -74,17 +72,25 @@ class IssueQueue {
   }
 
  private:
-  void Summarize() {
-    if (summary_valid_) return;
-    // Without branches: which SIMD group waits least is unpredictable.
+  // One pass in order: it stops at the first that may issue (a busy
+  // scheduler's is near the front), or else has seen them all and keeps
+  // the summary.
+  int Scan(uint64_t now) {
     uint64_t earliest = kNever;
     int first = -1;
     for (size_t i = 0; i < warps_.size(); ++i) {
       const uint64_t t = IssueTime(i);
-      const bool sooner = t < earliest;
-      earliest = sooner ? t : earliest;
-      first = sooner ? static_cast<int>(i) : first;
+      if (t <= now) return static_cast<int>(i);
+      if (t < earliest) {
+        earliest = t;
+        first = static_cast<int>(i);
+      }
     }
+    Keep(earliest, first);
+    return -1;
+  }
+
+  void Keep(uint64_t earliest, int first) {
     int oldest = -1;
     for (size_t i = 0; i < warps_.size(); ++i) {
       if (live_[i] != 0) {
@@ -96,6 +102,20 @@ class IssueQueue {
     first_at_earliest_ = first;
     oldest_live_ = oldest;
     summary_valid_ = true;
+  }
+
+  void Summarize() {
+    if (summary_valid_) return;
+    // Without branches: which SIMD group waits least is unpredictable.
+    uint64_t earliest = kNever;
+    int first = -1;
+    for (size_t i = 0; i < warps_.size(); ++i) {
+      const uint64_t t = IssueTime(i);
+      const bool sooner = t < earliest;
+      earliest = sooner ? t : earliest;
+      first = sooner ? static_cast<int>(i) : first;
+    }
+    Keep(earliest, first);
   }
 
   std::vector<int> warps_;
