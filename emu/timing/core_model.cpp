@@ -96,6 +96,7 @@ void CoreModel::Place(ThreadgroupTrace&& trace, uint64_t now) {
       }
       w.trace = &r.trace.simd_groups[i];
       w.next = 0;
+      w.next_line = 0;
       w.done = false;
       w.at_barrier = false;
       w.waiting_memory = false;
@@ -231,22 +232,24 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
       static_cast<double>(t.flops_per_lane) * e.lanes + t.flops_per_simd_group;
   if (t.unit == isa::ExecUnit::kAlu) ++stats_.alu_issues;
 
+  const uint64_t* lines = w.trace->lines.data() + w.next_line;
+  w.next_line += e.line_count;
   uint64_t done = now + Ceil(cost.latency);
   bool from_memory = false;
   switch (t.memory) {
     case MemoryKind::kNone:
       break;
     case MemoryKind::kDeviceLoad:
-      done = DeviceLoad(e, *w.trace, now, shared);
+      done = DeviceLoad(e, lines, now, shared);
       from_memory = true;
       break;
     case MemoryKind::kDeviceStore:
-      DeviceStore(e, *w.trace, now);
+      DeviceStore(e, lines, now);
       done = now + 1;
       break;
     case MemoryKind::kDeviceAtomic: {
       // At L2; lanes on one address serialize.
-      DeviceStore(e, *w.trace, now);
+      DeviceStore(e, lines, now);
       done = now + Ceil(chip_.l2_latency_cycles +
                         (e.conflict - 1) * chip_.atomic_cycles_per_conflict);
       from_memory = true;
@@ -335,7 +338,7 @@ void CoreModel::FinishWarp(Warp& w, uint64_t now) {
   tg.trace = ThreadgroupTrace{};
 }
 
-uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
+uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const uint64_t* lines,
                                uint64_t now, const SharedView& shared) {
   const double line = chip_.line_bytes;
   const double start = std::max(l1_port_free_, double(now));
@@ -343,7 +346,7 @@ uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
   double done = start + chip_.l1_latency_cycles;
   const double ns_to_cycles = chip_.clock_ghz();
   for (uint32_t i = 0; i < e.line_count; ++i) {
-    const uint64_t l = t.lines[e.line_begin + i];
+    const uint64_t l = lines[i];
     ++stats_.l1_lines;
     if (l1_.Access(l)) {
       ++stats_.l1_hits;
@@ -375,14 +378,14 @@ uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
   return Ceil(done);
 }
 
-void CoreModel::DeviceStore(const TraceEvent& e, const SimdGroupTrace& t,
+void CoreModel::DeviceStore(const TraceEvent& e, const uint64_t* lines,
                             uint64_t now) {
   // Write-through to L2 (no allocation in L1), written back to DRAM.
   const double line = chip_.line_bytes;
   const double start = std::max(l2_port_free_, double(now));
   l2_port_free_ = start + e.line_count * line / chip_.l2_bytes_per_clock;
   for (uint32_t i = 0; i < e.line_count; ++i) {
-    l2_writes_.push_back(t.lines[e.line_begin + i]);
+    l2_writes_.push_back(lines[i]);
   }
   stats_.l2_lines += e.line_count;
   stats_.store_lines += e.line_count;

@@ -91,8 +91,9 @@ class CoreModel {
   struct Warp {
     const SimdGroupTrace* trace = nullptr;
     uint32_t next = 0;
-    uint64_t ready = 0;  // the next instruction may issue
-    int next_unit = 0;   // its unit (a pipe of the scheduler)
+    size_t next_line = 0;  // the next event's first line in trace->lines
+    uint64_t ready = 0;    // the next instruction may issue
+    int next_unit = 0;     // its unit (a pipe of the scheduler)
     bool next_fp32 = false;
     bool waiting_memory = false;  // ready is set by a load
     bool at_barrier = false;
@@ -119,9 +120,10 @@ class CoreModel {
   // Tells the warp's scheduler queue what the warp now waits for.
   void Sync(const Warp& w);
   void Issue(Warp& w, int scheduler, uint64_t now, const SharedView& shared);
-  uint64_t DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
-                      uint64_t now, const SharedView& shared);
-  void DeviceStore(const TraceEvent& e, const SimdGroupTrace& t, uint64_t now);
+  // `lines`: the event's e.line_count lines.
+  uint64_t DeviceLoad(const TraceEvent& e, const uint64_t* lines, uint64_t now,
+                      const SharedView& shared);
+  void DeviceStore(const TraceEvent& e, const uint64_t* lines, uint64_t now);
   double DramBytesPerClock() const {
     return chip_.dram_bytes_per_clock() / chip_.spec.gpu_cores;
   }

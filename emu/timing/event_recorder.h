@@ -33,7 +33,7 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
       const uint32_t size = static_cast<uint32_t>(isa::SizeOf(inst->type)) *
                             std::max<uint32_t>(1, inst->vector);
       if (wide) {
-        e.line_begin = static_cast<uint32_t>(trace.lines.size());
+        const size_t line_begin = trace.lines.size();
         // The lanes' addresses, when gathered lane by lane (not for a
         // matrix or a contiguous access, whose addresses are all distinct).
         uint64_t addresses[kLanes];
@@ -75,12 +75,12 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
           }
         }
         if (!in_order) {
-          auto first = trace.lines.begin() + e.line_begin;
+          auto first = trace.lines.begin() + line_begin;
           std::sort(first, trace.lines.end());
           trace.lines.erase(std::unique(first, trace.lines.end()),
                             trace.lines.end());
         }
-        e.line_count = static_cast<uint16_t>(trace.lines.size() - e.line_begin);
+        e.line_count = static_cast<uint16_t>(trace.lines.size() - line_begin);
         if (info.unit == isa::ExecUnit::kAtomic && n > 0) {
           // Lanes on the busiest address serialize.
           std::sort(addresses, addresses + n);
