@@ -6,6 +6,7 @@
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include <algorithm>
 #include <atomic>
@@ -89,8 +90,10 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
   std::atomic<int64_t> last_progress_ns{0};
   FirstFault first_fault;
   tbb::enumerable_thread_specific<WorkerState> workers;
-  // Timed mode: the traces of the batch of threadgroups running now.
-  std::vector<ThreadgroupTrace> batch;
+  // Timed mode: the traces of the batch of threadgroups running now (one of
+  // two buffers: the sink consumes the other meanwhile).
+  std::vector<ThreadgroupTrace> batches[2];
+  std::vector<ThreadgroupTrace>* batch = nullptr;
   uint64_t batch_begin = 0;
   const bool timed = setup.timing != nullptr;
   const auto body = [&](const tbb::blocked_range<uint64_t>& range) {
@@ -106,7 +109,7 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
           static_cast<uint32_t>(i / (static_cast<uint64_t>(g.threadgroups[0]) *
                                      g.threadgroups[1]))};
       Fault fault;
-      ThreadgroupTrace* trace = timed ? &batch[i - batch_begin] : nullptr;
+      ThreadgroupTrace* trace = timed ? &(*batch)[i - batch_begin] : nullptr;
       if (!w.runner.Run(setup, position, stop, w.stats, fault, trace)) {
         if (stop.timed_out) {
           timed_out.store(true);
@@ -153,21 +156,33 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
     });
   } else {
     // Batches in threadgroup order, each run in parallel and then handed
-    // to the timing model, so the traces held at once stay bounded.
+    // to the timing model, so the traces held at once stay bounded. The
+    // model consumes a batch while the next one runs (a task beside the
+    // threadgroups', so a second host thread overlaps the two); it sees
+    // the same batches in the same order on any number of threads.
     constexpr uint64_t kBatch = 128;
+    std::vector<ThreadgroupTrace>* ready = nullptr;  // ran, not consumed
     for (batch_begin = 0; batch_begin < total; batch_begin += kBatch) {
       const uint64_t end = std::min(total, batch_begin + kBatch);
-      batch.resize(end - batch_begin);
-      for (uint64_t k = 0; k < batch.size(); ++k) {
-        batch[k].index = batch_begin + k;
+      batch = &batches[(batch_begin / kBatch) % 2];
+      batch->resize(end - batch_begin);
+      for (uint64_t k = 0; k < batch->size(); ++k) {
+        (*batch)[k].index = batch_begin + k;
       }
       arena.execute([&] {
+        tbb::task_group model;
+        if (ready != nullptr) {
+          model.run([&] { setup.timing->Consume(*ready); });
+        }
         tbb::parallel_for(tbb::blocked_range<uint64_t>(batch_begin, end, 1),
                           body, tbb::simple_partitioner());
+        model.wait();
       });
+      ready = nullptr;
       if (first_fault.Any() || cancel.load()) break;
-      setup.timing->Consume(batch);
+      ready = batch;
     }
+    if (ready != nullptr) setup.timing->Consume(*ready);
   }
 
   for (const WorkerState& w : workers) {

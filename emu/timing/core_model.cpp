@@ -1,6 +1,7 @@
 #include "emu/timing/core_model.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -9,7 +10,12 @@ namespace {
 
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 
-uint64_t Ceil(double v) { return static_cast<uint64_t>(std::ceil(v)); }
+// std::ceil for the model's times (>= 0, < 2^63), without a libm call or
+// the unsigned conversion's range check (x86-64 has neither inline).
+uint64_t Ceil(double v) {
+  const int64_t whole = static_cast<int64_t>(v);
+  return static_cast<uint64_t>(whole) + (static_cast<double>(whole) < v);
+}
 
 std::string ThreadgroupName(uint64_t index) {
   return "threadgroup " + std::to_string(index);
@@ -32,18 +38,27 @@ CoreModel::CoreModel(const ChipTiming& chip,
       residents_(threadgroup_slots),
       warps_(static_cast<size_t>(threadgroup_slots) *
              simd_groups_per_threadgroup),
-      by_scheduler_(chip.schedulers_per_core),
-      pipe_free_(chip.schedulers_per_core,
-                 std::vector<double>(kNumExecUnits, 0.0)),
       next_time_(chip.schedulers_per_core, kNever),
       oldest_(chip.schedulers_per_core, -1),
       l1_(chip.l1_bytes, chip.line_bytes, chip.l1_ways) {
+  // CountStalls takes the schedulers that issued as a 64-bit mask.
+  assert(schedulers_ >= 1 && schedulers_ <= 64);
+  std::vector<std::vector<int>> by_scheduler(schedulers_);
   for (size_t i = 0; i < warps_.size(); ++i) {
     warps_[i].slot = static_cast<int>(i / sgs_per_tg_);
+    warps_[i].scheduler = static_cast<int>(i % schedulers_);
+    warps_[i].position = static_cast<int>(by_scheduler[i % schedulers_].size());
     warps_[i].register_ready.assign(registers_, 0);
     warps_[i].register_from_memory.assign(registers_, 0);
-    by_scheduler_[i % schedulers_].push_back(static_cast<int>(i));
+    by_scheduler[i % schedulers_].push_back(static_cast<int>(i));
   }
+  for (auto& warps : by_scheduler) queues_.emplace_back(std::move(warps));
+}
+
+void CoreModel::Sync(const Warp& w) {
+  queues_[w.scheduler].Set(w.position,
+                           w.done || w.at_barrier ? kNever : w.ready,
+                           w.next_unit, !w.done);
 }
 
 int CoreModel::FreeSlots(uint64_t now) {
@@ -76,10 +91,12 @@ void CoreModel::Place(ThreadgroupTrace&& trace, uint64_t now) {
       if (i >= r.trace.simd_groups.size() ||
           r.trace.simd_groups[i].events.empty()) {
         if (i < r.trace.simd_groups.size()) --r.live;
+        Sync(w);
         continue;
       }
       w.trace = &r.trace.simd_groups[i];
       w.next = 0;
+      w.next_line = 0;
       w.done = false;
       w.at_barrier = false;
       w.waiting_memory = false;
@@ -110,31 +127,12 @@ void CoreModel::ComputeReady(Warp& w, uint64_t after) {
   w.waiting_memory = memory;
   w.next_unit = static_cast<int>(t.unit);
   w.next_fp32 = t.fp32;
-}
-
-// A pipe accepts an instruction in the cycle its busy time ends in, so a
-// fractional throughput (2.04 cycles) averages out over many issues.
-uint64_t CoreModel::NextIssueTime(const Warp& w, int scheduler) const {
-  if (w.done || w.at_barrier) return kNever;
-  return std::max(w.ready,
-                  static_cast<uint64_t>(pipe_free_[scheduler][w.next_unit]));
-}
-
-bool CoreModel::CanIssue(const Warp& w, int scheduler, uint64_t now) const {
-  return NextIssueTime(w, scheduler) <= now;
+  Sync(w);
 }
 
 void CoreModel::Refresh(int scheduler) {
-  uint64_t next = kNever;
-  int oldest = -1;
-  for (int wi : by_scheduler_[scheduler]) {
-    const Warp& w = warps_[wi];
-    if (w.done) continue;
-    if (oldest < 0) oldest = wi;
-    next = std::min(next, NextIssueTime(w, scheduler));
-  }
-  next_time_[scheduler] = next;
-  oldest_[scheduler] = oldest;
+  next_time_[scheduler] = queues_[scheduler].Earliest();
+  oldest_[scheduler] = queues_[scheduler].OldestLive();
 }
 
 void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
@@ -142,7 +140,6 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
   fetched_this_epoch_.Clear();
   for (int s = 0; s < schedulers_; ++s) Refresh(s);
   uint64_t now = std::max(now_, begin);
-  std::vector<bool> issued(schedulers_);
   while (now < end) {
     uint64_t earliest = kNever;
     for (int s = 0; s < schedulers_; ++s) {
@@ -150,34 +147,30 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
     }
     if (earliest > now) {
       const uint64_t next = std::min(earliest, end);
-      CountStalls(now, next, nullptr);
+      CountStalls(now, next, 0);
       now = next;
       continue;
     }
     refresh_all_ = false;
+    uint64_t issued = 0;
     for (int s = 0; s < schedulers_; ++s) {
-      issued[s] = false;
       if (next_time_[s] > now) continue;
       // Oldest ready SIMD group first (lowest slot: placed earliest among
       // equals); M3 may issue an FP32 instruction beside another.
-      int first = -1;
-      for (int wi : by_scheduler_[s]) {
-        if (CanIssue(warps_[wi], s, now)) {
-          first = wi;
-          break;
-        }
-      }
-      if (first < 0) {
+      IssueQueue& q = queues_[s];
+      const int first_position = q.FirstReady(now);
+      if (first_position < 0) {
         Refresh(s);  // (a scheduler that issued is refreshed lazily)
         continue;
       }
-      issued[s] = true;
+      issued |= uint64_t{1} << s;
+      const int first = q.warp(first_position);
       const bool first_fp32 = warps_[first].next_fp32;
       Issue(warps_[first], s, now, shared);
       if (chip_.fp32_dual_issue) {
-        for (int wi : by_scheduler_[s]) {
-          Warp& w = warps_[wi];
-          if (wi == first || !CanIssue(w, s, now)) continue;
+        for (size_t p = 0; p < q.size(); ++p) {
+          Warp& w = warps_[q.warp(p)];
+          if (q.warp(p) == first || q.IssueTime(p) > now) continue;
           if (w.next_fp32 != first_fp32) {
             Issue(w, s, now, shared);
             break;
@@ -187,7 +180,7 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
       // It may issue again next cycle; if not, the scan there refreshes it.
       next_time_[s] = now + 1;
     }
-    CountStalls(now, now + 1, &issued);
+    CountStalls(now, now + 1, issued);
     if (refresh_all_) {
       for (int s = 0; s < schedulers_; ++s) Refresh(s);
     }
@@ -196,14 +189,13 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
   now_ = now;
 }
 
-void CoreModel::CountStalls(uint64_t from, uint64_t to,
-                            const std::vector<bool>* issued) {
+void CoreModel::CountStalls(uint64_t from, uint64_t to, uint64_t issued) {
   if (to <= from) return;
   const uint64_t span = to - from;
   stats_.resident_simd_group_cycles += static_cast<double>(resident_) * span;
   epoch_resident_ += static_cast<double>(resident_) * span;
   for (int s = 0; s < schedulers_; ++s) {
-    if (issued != nullptr && (*issued)[s]) continue;
+    if ((issued >> s) & 1) continue;
     // Why the oldest SIMD group of this scheduler is not issuing.
     uint64_t* reason = &stats_.stall_idle;
     if (oldest_[s] >= 0) {
@@ -226,8 +218,11 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
   const TraceEvent& e = w.trace->events[w.next];
   const InstructionTiming& t = timings_[e.pc];
   const UnitCost& cost = chip_.cost(t.unit);
-  double& pipe = pipe_free_[scheduler][static_cast<int>(t.unit)];
-  pipe = std::max(pipe, static_cast<double>(now)) + cost.cycles_per_instruction;
+  IssueQueue& queue = queues_[scheduler];
+  const int unit = static_cast<int>(t.unit);
+  queue.set_pipe_free(
+      unit, std::max(queue.pipe_free(unit), static_cast<double>(now)) +
+                cost.cycles_per_instruction);
 
   ++stats_.instructions;
   ++epoch_issues_;
@@ -237,22 +232,24 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
       static_cast<double>(t.flops_per_lane) * e.lanes + t.flops_per_simd_group;
   if (t.unit == isa::ExecUnit::kAlu) ++stats_.alu_issues;
 
+  const uint64_t* lines = w.trace->lines.data() + w.next_line;
+  w.next_line += e.line_count;
   uint64_t done = now + Ceil(cost.latency);
   bool from_memory = false;
   switch (t.memory) {
     case MemoryKind::kNone:
       break;
     case MemoryKind::kDeviceLoad:
-      done = DeviceLoad(e, *w.trace, now, shared);
+      done = DeviceLoad(e, lines, now, shared);
       from_memory = true;
       break;
     case MemoryKind::kDeviceStore:
-      DeviceStore(e, *w.trace, now);
+      DeviceStore(e, lines, now);
       done = now + 1;
       break;
     case MemoryKind::kDeviceAtomic: {
       // At L2; lanes on one address serialize.
-      DeviceStore(e, *w.trace, now);
+      DeviceStore(e, lines, now);
       done = now + Ceil(chip_.l2_latency_cycles +
                         (e.conflict - 1) * chip_.atomic_cycles_per_conflict);
       from_memory = true;
@@ -288,6 +285,7 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
   }
   if (t.barrier) {
     w.at_barrier = true;
+    Sync(w);
     ++tg.arrived;
     if (tg.arrived >= tg.live) {
       ReleaseBarrier(w.slot, now);
@@ -312,23 +310,16 @@ void CoreModel::ReleaseBarrier(int slot, uint64_t now) {
 
 void CoreModel::FinishWarp(Warp& w, uint64_t now) {
   w.done = true;
+  Sync(w);
   --resident_;
   last_cycle_ = std::max(last_cycle_, now);
   Resident& tg = residents_[w.slot];
   const uint32_t index =
       static_cast<uint32_t>(&w - &warps_[w.slot * sgs_per_tg_]);
   if (simd_detail_) {
-    traces::Slice s;
-    s.core = core_;
-    s.slot = static_cast<int>(&w - warps_.data());
-    s.start_cycle = w.start;
-    s.end_cycle = std::max(now, w.start + 1);
-    s.name = "simdgroup " + std::to_string(index) + " of " +
-             ThreadgroupName(tg.trace.index);
-    s.args = {{"threadgroup", static_cast<double>(tg.trace.index)},
-              {"simdgroup", static_cast<double>(index)},
-              {"instructions", static_cast<double>(w.trace->events.size())}};
-    slices_.push_back(std::move(s));
+    slices_.push_back({static_cast<int>(&w - warps_.data()), w.start,
+                       std::max(now, w.start + 1), tg.trace.index, index,
+                       w.trace->events.size()});
   }
   if (--tg.live > 0) {
     // Those still running may be waiting at a barrier for this one.
@@ -339,22 +330,15 @@ void CoreModel::FinishWarp(Warp& w, uint64_t now) {
   }
   tg.finished = true;
   tg.end = now;
-  traces::Slice s;
-  s.core = core_;
-  s.start_cycle = tg.start;
-  s.end_cycle = std::max(now, tg.start + 1);
-  s.name = ThreadgroupName(tg.trace.index);
-  s.args = {{"threadgroup", static_cast<double>(tg.trace.index)},
-            {"threads", static_cast<double>(tg.trace.threads)},
-            {"simdgroups", static_cast<double>(tg.trace.simd_groups.size())}};
-  slices_.push_back(std::move(s));
+  slices_.push_back({-1, tg.start, std::max(now, tg.start + 1), tg.trace.index,
+                     tg.trace.threads, tg.trace.simd_groups.size()});
   // The traces are done with: back to the dispatch for the next batch
   // (their vectors keep their capacity, which saves allocations).
   recycled_.push_back(std::move(tg.trace));
   tg.trace = ThreadgroupTrace{};
 }
 
-uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
+uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const uint64_t* lines,
                                uint64_t now, const SharedView& shared) {
   const double line = chip_.line_bytes;
   const double start = std::max(l1_port_free_, double(now));
@@ -362,7 +346,7 @@ uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
   double done = start + chip_.l1_latency_cycles;
   const double ns_to_cycles = chip_.clock_ghz();
   for (uint32_t i = 0; i < e.line_count; ++i) {
-    const uint64_t l = t.lines[e.line_begin + i];
+    const uint64_t l = lines[i];
     ++stats_.l1_lines;
     if (l1_.Access(l)) {
       ++stats_.l1_hits;
@@ -394,20 +378,48 @@ uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
   return Ceil(done);
 }
 
-void CoreModel::DeviceStore(const TraceEvent& e, const SimdGroupTrace& t,
+void CoreModel::DeviceStore(const TraceEvent& e, const uint64_t* lines,
                             uint64_t now) {
   // Write-through to L2 (no allocation in L1), written back to DRAM.
   const double line = chip_.line_bytes;
   const double start = std::max(l2_port_free_, double(now));
   l2_port_free_ = start + e.line_count * line / chip_.l2_bytes_per_clock;
   for (uint32_t i = 0; i < e.line_count; ++i) {
-    l2_writes_.push_back(t.lines[e.line_begin + i]);
+    l2_writes_.push_back(lines[i]);
   }
   stats_.l2_lines += e.line_count;
   stats_.store_lines += e.line_count;
   stats_.dram_write_bytes += uint64_t{e.line_count} * chip_.line_bytes;
   dram_port_free_ = std::max(dram_port_free_, start) +
                     e.line_count * line / DramBytesPerClock();
+}
+
+void CoreModel::TakeSlices(std::vector<traces::Slice>& out) {
+  for (const SliceRecord& r : slices_) {
+    traces::Slice s;
+    s.core = core_;
+    s.slot = r.slot;
+    s.start_cycle = r.start;
+    s.end_cycle = r.end;
+    const double threadgroup = static_cast<double>(r.threadgroup);
+    if (r.slot < 0) {
+      s.name = ThreadgroupName(r.threadgroup);
+      s.args = {
+          {"threadgroup", threadgroup},
+          {"threads", static_cast<double>(r.threads_or_simd_group)},
+          {"simdgroups", static_cast<double>(r.simd_groups_or_instructions)}};
+    } else {
+      s.name = "simdgroup " + std::to_string(r.threads_or_simd_group) + " of " +
+               ThreadgroupName(r.threadgroup);
+      s.args = {
+          {"threadgroup", threadgroup},
+          {"simdgroup", static_cast<double>(r.threads_or_simd_group)},
+          {"instructions", static_cast<double>(r.simd_groups_or_instructions)}};
+    }
+    out.push_back(std::move(s));
+  }
+  slices_.clear();
+  slices_.shrink_to_fit();
 }
 
 }  // namespace mtlemu::emu

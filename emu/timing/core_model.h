@@ -14,6 +14,7 @@
 #include "emu/chips/chip_timing.h"
 #include "emu/timing/cache_model.h"
 #include "emu/timing/instruction_timing.h"
+#include "emu/timing/issue_queue.h"
 #include "emu/timing/line_set.h"
 #include "emu/timing/simd_trace.h"
 #include "traces/timeline.h"
@@ -81,20 +82,25 @@ class CoreModel {
   std::vector<ThreadgroupTrace>& recycled() { return recycled_; }
 
   const CoreStats& stats() const { return stats_; }
-  std::vector<traces::Slice>& slices() { return slices_; }
+  // The trace slices of the threadgroups (and SIMD groups) that finished,
+  // in the order they finished; the core keeps none after.
+  void TakeSlices(std::vector<traces::Slice>& out);
   uint64_t last_cycle() const { return last_cycle_; }
 
  private:
   struct Warp {
     const SimdGroupTrace* trace = nullptr;
     uint32_t next = 0;
-    uint64_t ready = 0;  // the next instruction may issue
-    int next_unit = 0;   // its unit (a pipe of the scheduler)
+    size_t next_line = 0;  // the next event's first line in trace->lines
+    uint64_t ready = 0;    // the next instruction may issue
+    int next_unit = 0;     // its unit (a pipe of the scheduler)
     bool next_fp32 = false;
     bool waiting_memory = false;  // ready is set by a load
     bool at_barrier = false;
     bool done = true;
-    int slot = 0;        // threadgroup slot
+    int slot = 0;       // threadgroup slot
+    int scheduler = 0;  // and its place in that scheduler's IssueQueue
+    int position = 0;
     uint64_t start = 0;  // cycle it was placed (trace slices)
     std::vector<uint64_t> register_ready;
     std::vector<uint8_t> register_from_memory;
@@ -108,23 +114,25 @@ class CoreModel {
     bool finished = true;
   };
 
-  bool CanIssue(const Warp& w, int scheduler, uint64_t now) const;
-  // Recomputes a scheduler's earliest issue time and oldest SIMD group.
+  // Takes a scheduler's earliest issue time and oldest SIMD group from its
+  // queue.
   void Refresh(int scheduler);
-  uint64_t NextIssueTime(const Warp& w, int scheduler) const;
+  // Tells the warp's scheduler queue what the warp now waits for.
+  void Sync(const Warp& w);
   void Issue(Warp& w, int scheduler, uint64_t now, const SharedView& shared);
-  uint64_t DeviceLoad(const TraceEvent& e, const SimdGroupTrace& t,
-                      uint64_t now, const SharedView& shared);
-  void DeviceStore(const TraceEvent& e, const SimdGroupTrace& t, uint64_t now);
+  // `lines`: the event's e.line_count lines.
+  uint64_t DeviceLoad(const TraceEvent& e, const uint64_t* lines, uint64_t now,
+                      const SharedView& shared);
+  void DeviceStore(const TraceEvent& e, const uint64_t* lines, uint64_t now);
   double DramBytesPerClock() const {
     return chip_.dram_bytes_per_clock() / chip_.spec.gpu_cores;
   }
   void ComputeReady(Warp& w, uint64_t after);
   void FinishWarp(Warp& w, uint64_t now);
   void ReleaseBarrier(int slot, uint64_t now);
-  // Charges [from, to) to each scheduler that did not issue (`issued`
-  // null: none did), by why its oldest SIMD group waits.
-  void CountStalls(uint64_t from, uint64_t to, const std::vector<bool>* issued);
+  // Charges [from, to) to each scheduler that did not issue (bit s of
+  // `issued`), by why its oldest SIMD group waits.
+  void CountStalls(uint64_t from, uint64_t to, uint64_t issued);
 
   const ChipTiming& chip_;
   const std::vector<InstructionTiming>& timings_;
@@ -135,13 +143,12 @@ class CoreModel {
   int schedulers_;
 
   std::vector<Resident> residents_;
-  std::vector<Warp> warps_;                     // slot * sgs_per_tg + index
-  std::vector<std::vector<int>> by_scheduler_;  // warp indices
-  std::vector<std::vector<double>> pipe_free_;  // [scheduler][unit]
-  std::vector<uint64_t> next_time_;             // per scheduler (Refresh)
-  std::vector<int> oldest_;   // per scheduler: oldest live warp, or -1
-  bool refresh_all_ = false;  // a barrier released or a warp finished
-  uint32_t resident_ = 0;     // live SIMD groups
+  std::vector<Warp> warps_;          // slot * sgs_per_tg + index
+  std::vector<IssueQueue> queues_;   // per scheduler, with its pipes
+  std::vector<uint64_t> next_time_;  // per scheduler (Refresh)
+  std::vector<int> oldest_;          // per scheduler: oldest live warp, or -1
+  bool refresh_all_ = false;         // a barrier released or a warp finished
+  uint32_t resident_ = 0;            // live SIMD groups
 
   CacheModel l1_;
   LineSet fetched_this_epoch_;  // lines now in L2
@@ -156,7 +163,16 @@ class CoreModel {
   uint64_t epoch_issues_ = 0;
   double epoch_resident_ = 0;
   CoreStats stats_;
-  std::vector<traces::Slice> slices_;
+  // A finished threadgroup (slot -1) or SIMD group, made into a
+  // traces::Slice only when a timeline is asked for.
+  struct SliceRecord {
+    int slot = -1;
+    uint64_t start = 0, end = 0;
+    uint64_t threadgroup = 0;
+    uint64_t threads_or_simd_group = 0;
+    uint64_t simd_groups_or_instructions = 0;
+  };
+  std::vector<SliceRecord> slices_;
   std::vector<ThreadgroupTrace> recycled_;
 };
 

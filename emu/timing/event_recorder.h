@@ -33,11 +33,12 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
       const uint32_t size = static_cast<uint32_t>(isa::SizeOf(inst->type)) *
                             std::max<uint32_t>(1, inst->vector);
       if (wide) {
-        e.line_begin = static_cast<uint32_t>(trace.lines.size());
+        const size_t line_begin = trace.lines.size();
         // The lanes' addresses, when gathered lane by lane (not for a
         // matrix or a contiguous access, whose addresses are all distinct).
         uint64_t addresses[kLanes];
         int n = 0;
+        bool in_order = false;  // lines pushed ascending and distinct
         if (matrix) {
           // An 8x8 block: 8 rows of 8 elements, `stride` elements apart.
           const int lane = std::countr_zero(mask);
@@ -58,22 +59,28 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
                l <= (first + uint64_t{kLanes} * size - 1) >> kLineShift; ++l) {
             trace.lines.push_back(l);
           }
+          in_order = true;
         } else {
+          // Neighbouring lanes mostly share a line: it is pushed once.
+          uint64_t last = ~uint64_t{0};
           for (uint32_t m = mask; m != 0; m &= m - 1) {
             const uint64_t a =
                 LaneAddress(ctx, d.mem, true, std::countr_zero(m));
             addresses[n++] = a;
-            trace.lines.push_back(a >> kLineShift);
-            if (((a + size - 1) >> kLineShift) != (a >> kLineShift)) {
-              trace.lines.push_back((a + size - 1) >> kLineShift);
-            }
+            const uint64_t low = a >> kLineShift,
+                           high = (a + size - 1) >> kLineShift;
+            if (low != last) trace.lines.push_back(low);
+            if (high != low) trace.lines.push_back(high);
+            last = high;
           }
         }
-        auto first = trace.lines.begin() + e.line_begin;
-        std::sort(first, trace.lines.end());
-        trace.lines.erase(std::unique(first, trace.lines.end()),
-                          trace.lines.end());
-        e.line_count = static_cast<uint16_t>(trace.lines.size() - e.line_begin);
+        if (!in_order) {
+          auto first = trace.lines.begin() + line_begin;
+          std::sort(first, trace.lines.end());
+          trace.lines.erase(std::unique(first, trace.lines.end()),
+                            trace.lines.end());
+        }
+        e.line_count = static_cast<uint16_t>(trace.lines.size() - line_begin);
         if (info.unit == isa::ExecUnit::kAtomic && n > 0) {
           // Lanes on the busiest address serialize.
           std::sort(addresses, addresses + n);

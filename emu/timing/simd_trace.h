@@ -16,12 +16,13 @@ struct TraceEvent {
   // Device atomics: lanes on the busiest address.
   uint8_t conflict = 1;
   uint16_t line_count = 0;  // device and constant memory: lines touched
-  uint32_t line_begin = 0;  // into SimdGroupTrace::lines
 };
 
 struct SimdGroupTrace {
   std::vector<TraceEvent> events;
-  std::vector<uint64_t> lines;  // line numbers (address / line size)
+  // Line numbers (address / line size): each event's line_count, in the
+  // order of the events (so an event needs no index into them).
+  std::vector<uint64_t> lines;
   void Clear() {
     events.clear();
     lines.clear();

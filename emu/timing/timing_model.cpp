@@ -46,7 +46,8 @@ struct TimingModel::State {
   CacheModel l2, slc;
   uint64_t dram_read_bytes = 0;  // lines fetched once, whichever core asked
   std::deque<ThreadgroupTrace> queue;
-  uint64_t now = 0;  // the current epoch's first cycle
+  std::vector<int> free_slots;  // per core, at the current epoch (Advance)
+  uint64_t now = 0;             // the current epoch's first cycle
   uint64_t threadgroups = 0;
   // Counters, accumulated over the current sampling interval.
   std::vector<traces::Counter> counters;
@@ -76,6 +77,7 @@ struct TimingModel::State {
       counters.push_back({"ALU busy %", i, {}});
     }
     counters.push_back({"DRAM GB/s", -1, {}});
+    free_slots.assign(cores.size(), 0);
     interval_issues.assign(cores.size(), 0);
     written_before.assign(cores.size(), 0);
     interval_resident.assign(cores.size(), 0);
@@ -84,8 +86,8 @@ struct TimingModel::State {
   // Runs epochs while there is work and input enough to place; with
   // `finishing`, to the end.
   void Advance(bool finishing) {
+    std::vector<int>& slots = free_slots;
     while (true) {
-      std::vector<int> slots(cores.size());
       size_t free = 0;
       for (size_t i = 0; i < cores.size(); ++i) {
         slots[i] = cores[i]->FreeSlots(now);
@@ -364,12 +366,7 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     timeline->clock_mhz = r.clock_mhz;
     timeline->cores = r.cores;
     timeline->total_cycles = r.cycles;
-    for (auto& core : s.cores) {
-      for (traces::Slice& slice : core->slices()) {
-        timeline->slices.push_back(std::move(slice));
-      }
-      core->slices().clear();
-    }
+    for (auto& core : s.cores) core->TakeSlices(timeline->slices);
     timeline->counters = std::move(s.counters);
   }
   return r;

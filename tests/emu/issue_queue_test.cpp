@@ -1,0 +1,102 @@
+// IssueQueue (emu/timing/issue_queue.h): which SIMD group a scheduler may
+// issue, oldest first, when operands and pipes allow; its kept summary
+// follows every change. Each answer is checked against a plain scan.
+#include "emu/timing/issue_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace mtlemu::emu {
+namespace {
+
+constexpr uint64_t kNever = IssueQueue::kNever;
+
+TEST(IssueQueue, EmptyUntilSet) {
+  IssueQueue q({0, 4, 8});
+  EXPECT_EQ(q.Earliest(), kNever);
+  EXPECT_EQ(q.OldestLive(), -1);
+  EXPECT_EQ(q.FirstReady(1000), -1);
+}
+
+TEST(IssueQueue, OldestReadyFirst) {
+  IssueQueue q({3, 7, 11});
+  q.Set(0, 50, 0, true);
+  q.Set(1, 10, 1, true);
+  q.Set(2, 10, 1, true);
+  EXPECT_EQ(q.Earliest(), 10u);
+  EXPECT_EQ(q.OldestLive(), 3);
+  EXPECT_EQ(q.FirstReady(9), -1);
+  EXPECT_EQ(q.FirstReady(10), 1);
+  EXPECT_EQ(q.FirstReady(60), 0);  // later, the oldest is ready too
+}
+
+TEST(IssueQueue, BusyPipeHolds) {
+  IssueQueue q({0, 1});
+  q.Set(0, 10, 2, true);
+  q.Set(1, 12, 3, true);
+  q.set_pipe_free(2, 20.5);  // accepts in the cycle its busy time ends in
+  EXPECT_EQ(q.IssueTime(0), 20u);
+  EXPECT_EQ(q.Earliest(), 12u);
+  EXPECT_EQ(q.FirstReady(12), 1);
+  EXPECT_EQ(q.FirstReady(20), 0);
+  EXPECT_DOUBLE_EQ(q.pipe_free(2), 20.5);
+}
+
+TEST(IssueQueue, DoneAndAtBarrier) {
+  IssueQueue q({0, 1, 2});
+  q.Set(0, kNever, 0, false);  // done
+  q.Set(1, kNever, 0, true);   // at a barrier
+  q.Set(2, 5, 0, true);
+  EXPECT_EQ(q.OldestLive(), 1);
+  EXPECT_EQ(q.Earliest(), 5u);
+  q.Set(2, kNever, 0, false);
+  EXPECT_EQ(q.Earliest(), kNever);
+  EXPECT_EQ(q.FirstReady(100), -1);
+}
+
+// Random changes: every answer equals a scan of the state as it is.
+TEST(IssueQueue, MatchesAPlainScan) {
+  std::mt19937_64 random(7);
+  const size_t n = 24;
+  std::vector<int> warps(n);
+  for (size_t i = 0; i < n; ++i) warps[i] = static_cast<int>(4 * i + 1);
+  IssueQueue q(warps);
+  std::vector<uint64_t> ready(n, kNever);
+  std::vector<int> unit(n, 0);
+  std::vector<bool> live(n, false);
+  std::vector<double> pipe(kNumExecUnits, 0);
+  auto time = [&](size_t i) {
+    return std::max(ready[i], static_cast<uint64_t>(pipe[unit[i]]));
+  };
+  for (int step = 0; step < 20000; ++step) {
+    const uint64_t now = step / 4;
+    if (random() % 3 == 0) {
+      const int u = static_cast<int>(random() % kNumExecUnits);
+      pipe[u] = std::max(pipe[u], double(now)) + (random() % 9) * 0.75;
+      q.set_pipe_free(u, pipe[u]);
+    } else {
+      const size_t i = random() % n;
+      live[i] = random() % 5 != 0;
+      ready[i] = live[i] && random() % 4 != 0 ? now + random() % 40 : kNever;
+      unit[i] = static_cast<int>(random() % kNumExecUnits);
+      q.Set(i, ready[i], unit[i], live[i]);
+    }
+    uint64_t earliest = kNever;
+    int first = -1, oldest = -1;
+    for (size_t i = 0; i < n; ++i) {
+      earliest = std::min(earliest, time(i));
+      if (first < 0 && time(i) <= now) first = static_cast<int>(i);
+      if (oldest < 0 && live[i]) oldest = warps[i];
+    }
+    ASSERT_EQ(q.FirstReady(now), first) << "step " << step;
+    ASSERT_EQ(q.Earliest(), earliest) << "step " << step;
+    ASSERT_EQ(q.OldestLive(), oldest) << "step " << step;
+  }
+}
+
+}  // namespace
+}  // namespace mtlemu::emu
