@@ -1,5 +1,7 @@
 #include "emu/device/command_buffer.h"
 
+#include <chrono>
+
 #include "emu/device/compute_command_encoder.h"
 #include "emu/device/device.h"
 #include "emu/timing/timing_model.h"
@@ -98,11 +100,15 @@ void CommandBuffer::commit() {
                           result.lane_instructions,
                           result.seconds};
     if (timing != nullptr && result.ok) {
+      const auto start = std::chrono::steady_clock::now();
       auto timeline =
           options.timeline ? std::make_shared<traces::Timeline>() : nullptr;
       report.timing = std::make_shared<const emu::TimingReport>(
           timing->Finish(timeline.get()));
       report.timeline = std::move(timeline);
+      report.seconds += std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
     }
     reports_.push_back(std::move(report));
     if (!result.ok) {

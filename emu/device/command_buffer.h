@@ -45,7 +45,7 @@ struct DispatchReport {
   MTLSize threads_per_grid;
   uint64_t instructions = 0;       // SIMD-group instructions
   uint64_t lane_instructions = 0;  // active lanes summed over instructions
-  double seconds = 0;              // host time to emulate it
+  double seconds = 0;  // host time to emulate it, the timing model included
   // Timed mode (EmulatorOptions::timing): what the chip would take.
   std::shared_ptr<const emu::TimingReport> timing;
   std::shared_ptr<const traces::Timeline> timeline;  // with options.timeline
