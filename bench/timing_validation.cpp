@@ -267,6 +267,7 @@ int main() {
         "TFLOP/s", "cores x 256 x f [T]");
   }
 
+  mtlemu::isa::Module sgemm;
   // --- 6. SGEMM, compiled from MSL by mtlemu: threadgroup-tiled (64 x 32
   // tiles of A and B copied to threadgroup memory as float4) and
   // simdgroup_matrix (a threadgroup of 4 SIMD groups computes 64 x 64 of C,
@@ -331,8 +332,7 @@ kernel void sgemm(device const float4* A [[buffer(0)]],
       simdgroup_store(acc[i][j], C + (row0 + sr + 8 * i) * N + col0 + sc + 8 * j, N);
 }
 )";
-    const mtlemu::isa::Module module =
-        Must(mtlemu::compiler::CompileMsl(source, "sgemm.metal", {}));
+    sgemm = Must(mtlemu::compiler::CompileMsl(source, "sgemm.metal", {}));
     struct Gemm {
       const char* chip;
       uint32_t size;
@@ -349,7 +349,7 @@ kernel void sgemm(device const float4* A [[buffer(0)]],
       std::memcpy(n.data(), &g.size, 4);
       const Run r =
           Dispatch(g.chip, "", "sgemm", g.size / 64, 128,
-                   uint64_t{g.size} * g.size * 4, true, &module, &n, true);
+                   uint64_t{g.size} * g.size * 4, true, &sgemm, &n, true);
       Row("SGEMM " + std::to_string(g.size) + "^3, simdgroup_matrix", g.chip,
           r.report.achieved_tflops, g.published, "TFLOP/s", g.source);
     }
@@ -359,25 +359,33 @@ kernel void sgemm(device const float4* A [[buffer(0)]],
   std::printf("\nTimed mode over functional mode, host time (m1):\n");
   struct Cost {
     const char* what;
-    std::string isa;
-    std::string kernel;
-    uint64_t threads;
-    uint64_t bytes;
+    std::function<Run(bool timed)> run;
   };
+  auto isa_cost = [](const char* what, std::string isa, const char* kernel,
+                     uint64_t threads, uint64_t bytes) {
+    return Cost{what, [=](bool timed) {
+                  return Dispatch("m1", isa, kernel, threads, 256, bytes,
+                                  timed);
+                }};
+  };
+  const uint32_t gemm_size = 1024;
+  std::vector<uint8_t> gemm_n(4);
+  std::memcpy(gemm_n.data(), &gemm_size, 4);
   for (const Cost& c :
-       {Cost{"copy 64 MB", copy, "copy", n, n * 4},
-        Cost{"FFMA32 chains", ChainKernel(ffma, 8, 16, 8, 1), "chain", 8 * 3072,
-             1 << 20},
-        Cost{"simd_sum chains", ChainKernel(ops[9], 8, 4, 16, 1), "chain",
-             8 * 1024, 1 << 20}}) {
+       {isa_cost("copy 64 MB", copy, "copy", n, n * 4),
+        isa_cost("FFMA32 chains", ChainKernel(ffma, 8, 16, 8, 1), "chain",
+                 8 * 3072, 1 << 20),
+        isa_cost("simd_sum chains", ChainKernel(ops[9], 8, 4, 16, 1), "chain",
+                 8 * 1024, 1 << 20),
+        Cost{"SGEMM 1024^3", [&](bool timed) {
+               return Dispatch("m1", "", "sgemm", gemm_size / 64, 128,
+                               uint64_t{gemm_size} * gemm_size * 4, timed,
+                               &sgemm, &gemm_n, true);
+             }}}) {
     double functional = 1e30, timed = 1e30;
     for (int i = 0; i < 3; ++i) {
-      functional = std::min(functional, Dispatch("m1", c.isa, c.kernel,
-                                                 c.threads, 256, c.bytes, false)
-                                            .host_seconds);
-      timed = std::min(
-          timed, Dispatch("m1", c.isa, c.kernel, c.threads, 256, c.bytes, true)
-                     .host_seconds);
+      functional = std::min(functional, c.run(false).host_seconds);
+      timed = std::min(timed, c.run(true).host_seconds);
     }
     std::printf("  %-16s functional %.4f s, timed %.4f s: %.1fx\n", c.what,
                 functional, timed, timed / functional);
