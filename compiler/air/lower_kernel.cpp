@@ -736,8 +736,8 @@ void Lowering::LowerBranch(const llvm::BranchInst& br) {
   // (bz) and the rest fall through: one branch instead of two.
   const bool invert = taken == next_block_ && other != next_block_;
   if (invert) std::swap(taken, other);
-  Emit(invert ? Opcode::kBranchZero : Opcode::kBranchNonZero,
-       ScalarType::kUInt, {c, Operand::Label(0), Operand::Label(0)});
+  Emit(invert ? Opcode::kBranchZero : Opcode::kBranchNonZero, ScalarType::kUInt,
+       {c, Operand::Label(0), Operand::Label(0)});
   const size_t pc = kernel_.code.size() - 1;
   fixups_.emplace_back(pc, 1, taken);
   fixups_.emplace_back(pc, 2, join);  // nullptr: the kernel's exit

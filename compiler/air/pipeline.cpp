@@ -3,6 +3,7 @@
 #include <llvm/ADT/APInt.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/ADT/StringRef.h>
+#include <llvm/Analysis/CFG.h>
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/InlineCost.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
@@ -13,7 +14,6 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Dominators.h>
-#include <llvm/Analysis/CFG.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/GlobalAlias.h>
 #include <llvm/IR/GlobalVariable.h>
@@ -961,4 +961,3 @@ std::vector<std::string> UnexpectedConstructs(const llvm::Module& module) {
 }
 
 }  // namespace mtlemu::air
-

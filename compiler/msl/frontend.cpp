@@ -404,8 +404,8 @@ void MarkConstantBuffers(FrontendResult& result) {
     if (f == nullptr || f->arg_size() != k.parameters.size()) continue;
     for (unsigned i = 0; i < f->arg_size(); ++i) {
       if (k.parameters[i].space == isa::AddressSpace::kConstant) {
-        f->addParamAttr(i, llvm::Attribute::get(f->getContext(),
-                                                kConstantBufferAttribute));
+        f->addParamAttr(
+            i, llvm::Attribute::get(f->getContext(), kConstantBufferAttribute));
       }
     }
   }
