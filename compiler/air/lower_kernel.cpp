@@ -596,6 +596,11 @@ void Lowering::LayOutConstantData() {
                   nullptr);
       return;
     }
+    // The first constant starts at the buffer: its address is the uniform.
+    if (offsets[g] == 0) {
+      constant_globals_[g] = Operand::Uniform(kernel_.constant_data_uniform);
+      continue;
+    }
     const Operand address = Operand::Reg(static_cast<int>(NewVReg()));
     Emit(Opcode::kAdd, ScalarType::kULong,
          {address, Operand::Uniform(kernel_.constant_data_uniform),
