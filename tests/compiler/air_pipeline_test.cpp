@@ -28,6 +28,7 @@
 
 #include "compiler/air/pipeline.h"
 #include "compiler/msl/frontend.h"
+#include "tests/support/test_kernels.h"
 
 namespace mtlemu::air {
 namespace {
@@ -123,19 +124,8 @@ std::string Join(const std::vector<std::string>& lines) {
   return text;
 }
 
-constexpr char kVectorAdd[] = R"(
-kernel void vector_add(__global const float* a [[buffer(0)]],
-                       __global const float* b [[buffer(1)]],
-                       __global float* out [[buffer(2)]],
-                       __constant unsigned int& n [[buffer(3)]],
-                       unsigned int id [[thread_position_in_grid]]) {
-  if (id >= n) return;
-  out[id] = a[id] + b[id];
-}
-)";
-
 TEST(AirPipeline, VectorAddIsOneFunctionWithoutAllocasOrCalls) {
-  msl::FrontendResult r = Prepare(kVectorAdd);
+  msl::FrontendResult r = Prepare(testing::kVectorAddOpenClSpelling);
   ASSERT_TRUE(r.ok());
   const llvm::Module& m = *r.module;
   EXPECT_EQ(DefinedFunctions(m), 1);
@@ -656,7 +646,8 @@ declare void @llvm.dbg.declare(metadata, metadata, metadata)
 }
 
 TEST(AirPipeline, UnknownKernelNameIsAnError) {
-  msl::FrontendResult r = msl::CompileMsl(kVectorAdd, "add.metal", {});
+  msl::FrontendResult r =
+      msl::CompileMsl(testing::kVectorAddOpenClSpelling, "add.metal", {});
   ASSERT_TRUE(r.ok());
   std::string error;
   const Status s = PrepareModule(*r.module, {"no_such_kernel"}, &error);

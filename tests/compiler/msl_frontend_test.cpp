@@ -8,25 +8,14 @@
 #include "compiler/msl/attribute_rewriter.h"
 #include "compiler/msl/frontend.h"
 #include "compiler/msl/precompiled_shims.h"
+#include "tests/support/test_kernels.h"
 
 namespace mtlemu::msl {
 namespace {
 
-// Written with OpenCL's address-space spellings so the test does not
-// depend on the metal_stdlib shims.
-constexpr char kVectorAdd[] = R"(
-kernel void vector_add(__global const float* a [[buffer(0)]],
-                       __global const float* b [[buffer(1)]],
-                       __global float* out [[buffer(2)]],
-                       __constant unsigned int& n [[buffer(3)]],
-                       unsigned int id [[thread_position_in_grid]]) {
-  if (id >= n) return;
-  out[id] = a[id] + b[id];
-}
-)";
-
 TEST(MslFrontend, CompilesAKernelAndReadsItsArgumentTable) {
-  FrontendResult r = CompileMsl(kVectorAdd, "add.metal", {});
+  FrontendResult r =
+      CompileMsl(testing::kVectorAddOpenClSpelling, "add.metal", {});
   ASSERT_TRUE(r.ok()) << isa::FormatDiagnostics(r.errors);
   ASSERT_EQ(r.kernels.size(), 1u);
   const KernelDeclaration& k = r.kernels[0];

@@ -28,6 +28,7 @@
 #include "emu/timing/occupancy.h"
 #include "emu/timing/timing_report.h"
 #include "tests/support/kernel_harness.h"
+#include "tests/support/test_kernels.h"
 #include "tests/traces/json_reader.h"
 #include "traces/chrome_trace.h"
 #include "traces/timeline.h"
@@ -79,21 +80,6 @@ join:
     ld.device.f32 r8, [u0 + r7*4]
     add.f32 r6, r6, r8
     st.device.f32 [u2 + r0*4], r6
-    exit
-.end
-)";
-
-// out[i] = a[i] + b[i]: 8 bytes read and 4 written per FLOP.
-constexpr char kVectorAdd[] = R"(
-.kernel vector_add
-.buffer 0 u0 device float a
-.buffer 1 u2 device float b
-.buffer 2 u4 device float out
-    mov.u32 r0, %thread_position_in_grid.x
-    ld.device.f32 r3, [u0 + r0*4]
-    ld.device.f32 r4, [u2 + r0*4]
-    add.f32 r5, r3, r4
-    st.device.f32 [u4 + r0*4], r5
     exit
 .end
 )";
@@ -265,7 +251,7 @@ bool BitIdentical(const std::vector<float>& a, const std::vector<float>& b) {
 
 // A timed vector add of `n` floats on `chip`.
 emu::TimingReport TimedVectorAdd(uint32_t n, std::string_view chip) {
-  KernelHarness h(kVectorAdd, "", chip);
+  KernelHarness h(testing::kVectorAddIsa, "", chip);
   EXPECT_TRUE(h.status().ok()) << h.status().error().message;
   EnableTiming(h);
   h.SetBuffer(0, Ramp(n, 1.0f));
