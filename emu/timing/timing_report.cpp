@@ -20,6 +20,19 @@ std::string JsonNumber(double v) {
   return fmt::format("{}", v);
 }
 
+std::string JsonNumber(uint64_t v) { return std::to_string(v); }
+
+// {"name": value, ...} of named counts or fractions.
+template <class T>
+std::string JsonObject(const std::vector<std::pair<std::string, T>>& entries) {
+  std::string s = "{";
+  for (size_t i = 0; i < entries.size(); ++i) {
+    s += fmt::format("{}{}: {}", i ? ", " : "", JsonString(entries[i].first),
+                     JsonNumber(entries[i].second));
+  }
+  return s + "}";
+}
+
 std::string Bytes(double b) {
   if (b >= 1e9) return fmt::format("{:.2f} GB", b / 1e9);
   if (b >= 1e6) return fmt::format("{:.2f} MB", b / 1e6);
@@ -106,13 +119,7 @@ std::string FormatReportJson(const TimingReport& r) {
   field("instructions", std::to_string(r.instructions));
   field("lane_instructions", std::to_string(r.lane_instructions));
   field("simd_efficiency", JsonNumber(r.simd_efficiency));
-  std::string mix = "{";
-  for (size_t i = 0; i < r.instructions_by_unit.size(); ++i) {
-    mix += fmt::format("{}{}: {}", i ? ", " : "",
-                       JsonString(r.instructions_by_unit[i].first),
-                       r.instructions_by_unit[i].second);
-  }
-  field("instructions_by_unit", mix + "}");
+  field("instructions_by_unit", JsonObject(r.instructions_by_unit));
   field("registers", std::to_string(r.registers));
   field("threadgroup_memory", std::to_string(r.threadgroup_memory));
   field("threads_per_threadgroup", std::to_string(r.threads_per_threadgroup));
@@ -132,25 +139,13 @@ std::string FormatReportJson(const TimingReport& r) {
         std::to_string(r.threadgroup_bank_conflict_cycles));
   field("dram_read_bytes", std::to_string(r.dram_read_bytes));
   field("dram_write_bytes", std::to_string(r.dram_write_bytes));
-  std::string xcode = "{";
-  for (size_t i = 0; i < r.xcode_counters.size(); ++i) {
-    xcode += fmt::format("{}{}: {}", i ? ", " : "",
-                         JsonString(r.xcode_counters[i].first),
-                         JsonNumber(r.xcode_counters[i].second));
-  }
-  field("xcode_counters", xcode + "}");
+  field("xcode_counters", JsonObject(r.xcode_counters));
   field("flops", JsonNumber(r.flops));
   field("achieved_tflops", JsonNumber(r.achieved_tflops));
   field("peak_tflops", JsonNumber(r.peak_tflops));
   field("alu_utilization", JsonNumber(r.alu_utilization));
   field("dram_bandwidth_utilization", JsonNumber(r.dram_bandwidth_utilization));
-  std::string stalls = "{";
-  for (size_t i = 0; i < r.stalls.size(); ++i) {
-    stalls +=
-        fmt::format("{}{}: {}", i ? ", " : "", JsonString(r.stalls[i].first),
-                    JsonNumber(r.stalls[i].second));
-  }
-  field("stalls", stalls + "}");
+  field("stalls", JsonObject(r.stalls));
   field("limiter", JsonString(r.limiter));
   field("verdict", JsonString(r.verdict));
   std::string notes = "[";
