@@ -511,6 +511,23 @@ TEST(MslCorpus, TransposeThroughPaddedThreadgroupTile) {
 
 // --- 5. tiled matrix multiply ------------------------------------------------
 
+// C[r][c] of A (M x K) times B (K x N), both row-major, in double, and the
+// sum of the products' magnitudes (for a rounding bound).
+struct Dot {
+  double value = 0, magnitude = 0;
+};
+template <class T>
+Dot ReferenceProduct(const std::vector<T>& A, const std::vector<T>& B,
+                     uint32_t N, uint32_t K, uint32_t r, uint32_t c) {
+  Dot d;
+  for (uint32_t k = 0; k < K; ++k) {
+    const double p = static_cast<double>(A[r * K + k]) * B[k * N + c];
+    d.value += p;
+    d.magnitude += std::fabs(p);
+  }
+  return d;
+}
+
 TEST(MslCorpus, TiledMatmulInThreadgroupMemory) {
   struct Dims {
     uint32_t M, N, K;
@@ -537,12 +554,7 @@ TEST(MslCorpus, TiledMatmulInThreadgroupMemory) {
     Mismatches check("tiled_matmul");
     for (uint32_t r = 0; r < d.M; ++r) {
       for (uint32_t c = 0; c < d.N; ++c) {
-        double want = 0, magnitude = 0;
-        for (uint32_t k = 0; k < d.K; ++k) {
-          const double p = static_cast<double>(A[r * d.K + k]) * B[k * d.N + c];
-          want += p;
-          magnitude += std::fabs(p);
-        }
+        const auto [want, magnitude] = ReferenceProduct(A, B, d.N, d.K, r, c);
         // K roundings of a float sum: |error| <= K * 2^-24 * sum |a b|
         // (and a little for the fused or separate multiply).
         const double tolerance = (d.K + 2) * std::ldexp(magnitude, -24);
@@ -585,10 +597,7 @@ TEST(MslCorpus, SimdgroupFloat8x8MatmulSeveralSimdGroups) {
   Mismatches check("simdgroup_matmul_float");
   for (uint32_t r = 0; r < d.M; ++r) {
     for (uint32_t c = 0; c < d.N; ++c) {
-      double want = 0;
-      for (uint32_t k = 0; k < d.K; ++k) {
-        want += static_cast<double>(A[r * d.K + k]) * B[k * d.N + c];
-      }
+      const double want = ReferenceProduct(A, B, d.N, d.K, r, c).value;
       check.Check(C[r * d.N + c] == want, [&] {
         return Str("C[", r, "][", c, "] = ", C[r * d.N + c], ", want ", want);
       });
@@ -628,9 +637,7 @@ TEST(MslCorpus, SimdgroupHalf8x8MatmulThroughThreadgroupMemory) {
   Mismatches check("simdgroup_matmul_half");
   for (uint32_t r = 0; r < d.M; ++r) {
     for (uint32_t c = 0; c < d.N; ++c) {
-      double want = 0;
-      for (uint32_t k = 0; k < d.K; ++k)
-        want += A[r * d.K + k] * B[k * d.N + c];
+      const double want = ReferenceProduct(A, B, d.N, d.K, r, c).value;
       const uint16_t got = C[r * d.N + c];
       check.Check(HalfToDouble(got) == want, [&] {
         return Str("C[", r, "][", c, "] = ", HalfToDouble(got), " (0x",
