@@ -331,6 +331,8 @@ llvm::ModulePassManager OptimizationPipeline() {
       llvm::LoopFullUnrollPass(/*OptLevel=*/2)));
   fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
   fpm.addPass(llvm::InferAddressSpacesPass(kGenericAddressSpace));
+  // Again: SROA turns copies out of constant buffers (a struct read whole)
+  // into loads of their own.
   fpm.addPass(MarkConstantLoadsInvariantPass());
   // The unrolled copies recompute the same addresses and reload the same
   // values.
