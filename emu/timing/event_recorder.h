@@ -92,24 +92,30 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
           e.conflict = static_cast<uint8_t>(best);
         }
       } else if (inst->space == isa::AddressSpace::kThreadgroup && !matrix) {
-        // Distinct 4-byte words per bank; the same word is a broadcast.
-        uint32_t words[32];
+        // Distinct 4-byte words per bank; the same word is a broadcast. A
+        // wider access (a vector, 64-bit) touches each of its words, so 32
+        // lanes of consecutive float4 take 4 bank cycles, as 128 words do.
+        const uint32_t per_lane = std::max<uint32_t>(1, size / 4);
+        uint32_t words[kLanes * 4];
         int n = 0;
         for (uint32_t m = mask; m != 0; m &= m - 1) {
-          words[n++] = static_cast<uint32_t>(
+          const uint32_t first = static_cast<uint32_t>(
               LaneAddress(ctx, d.mem, false, std::countr_zero(m)) >> 2);
+          for (uint32_t k = 0; k < std::min<uint32_t>(per_lane, 4); ++k) {
+            words[n++] = first + k;
+          }
         }
         std::sort(words, words + n);
         n = static_cast<int>(std::unique(words, words + n) - words);
-        uint8_t per_bank[kThreadgroupBanks] = {};
-        uint8_t busiest = 1;
+        uint32_t per_bank[kThreadgroupBanks] = {};
+        uint32_t busiest = 1;
         for (int i = 0; i < n; ++i) {
-          busiest = std::max<uint8_t>(busiest,
-                                      ++per_bank[words[i] % kThreadgroupBanks]);
+          busiest = std::max(busiest, ++per_bank[words[i] % kThreadgroupBanks]);
         }
-        // Wider accesses (vectors, 64-bit) take more bank cycles.
-        e.conflict = static_cast<uint8_t>(
-            std::min<uint32_t>(255, busiest * std::max<uint32_t>(1, size / 4)));
+        // Wider than 16 bytes per lane (a 4-vector of 64-bit): the words
+        // past the fourth repeat the pattern of the first four.
+        busiest *= std::max<uint32_t>(1, per_lane / 4);
+        e.conflict = static_cast<uint8_t>(std::min<uint32_t>(255, busiest));
       }
     }
   }

@@ -870,3 +870,56 @@ TEST(Timing, XcodeCountersAreConsistent) {
 
 }  // namespace
 }  // namespace mtlemu
+
+namespace mtlemu {
+namespace {
+
+// Threadgroup memory has 32 banks of 4 bytes: a SIMD group's access costs
+// one cycle per word the busiest bank serves, so the extra cycles are that
+// count less one. Each kernel stores once per SIMD group; the expected
+// counts are worked out from the lane addresses.
+TEST(Timing, ThreadgroupBankConflicts) {
+  struct Case {
+    const char* what;
+    const char* store;  // r1: thread index in the threadgroup
+    uint64_t extra;     // per SIMD group
+  };
+  for (const Case& c : {
+           // Lane l writes word l: every bank once.
+           Case{"consecutive words", "st.threadgroup.f32 [r1*4], r2", 0},
+           // Word 2l: the even banks twice each.
+           Case{"stride 2 words", "st.threadgroup.f32 [r1*8], r2", 1},
+           // Word 32l: all in bank 0.
+           Case{"stride 32 words",
+                "shl.u32 r3, r1, 7\n"
+                "    st.threadgroup.f32 [r3], r2",
+                31},
+           // One word for every lane.
+           Case{"one word", "st.threadgroup.f32 [0], r2", 0},
+           // A float4 per lane, lanes back to back: 128 words, 4 per bank.
+           Case{"float4 per lane", "st.threadgroup.v4.f32 [r1*16], r4", 3},
+           // A float2 per lane, 16 bytes apart: words 4l and 4l+1, banks
+           // 0-1, 4-5, ... 28-29 four times each.
+           Case{"float2, 16 bytes apart", "st.threadgroup.v2.f32 [r1*16], r4",
+                3},
+       }) {
+    const std::string isa = std::string(R"(
+.kernel k
+.buffer 0 u0 device float out
+.threadgroup_memory 8192
+    mov.u32 r1, %thread_index_in_threadgroup
+    mov.f32 r2, 1.0
+    mov.f32 r4, 1.0
+    mov.f32 r5, 2.0
+    mov.f32 r6, 3.0
+    mov.f32 r7, 4.0
+    )") + c.store + "\n    exit\n.end\n";
+    const uint32_t threads = 8 * 64;  // 16 SIMD groups
+    const emu::TimingReport r = TimedKernel(isa, "m1", threads, 64);
+    EXPECT_EQ(r.threadgroup_bank_conflict_cycles, c.extra * (threads / 32))
+        << c.what;
+  }
+}
+
+}  // namespace
+}  // namespace mtlemu
