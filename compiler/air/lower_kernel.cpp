@@ -19,6 +19,7 @@
 #include "compiler/air/memory_scheduling.h"
 #include "compiler/air/reconvergence.h"
 #include "compiler/air/register_allocation.h"
+#include "compiler/air/vector_memory.h"
 
 namespace mtlemu::air {
 namespace {
@@ -650,6 +651,7 @@ Result<isa::Kernel> Lowering::Run() {
     }
   }
   RemoveDeadCode(kernel_, parts_);
+  MergeVectorAccesses(kernel_, parts_, [this] { return NewVReg(); });
   ScheduleMemory(kernel_, parts_);
   if (Status s = AllocateRegisters(kernel_, parts_); !s.ok()) {
     return s.error();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <utility>
 #include <vector>
@@ -35,6 +36,20 @@ class RegisterParts {
   std::pair<uint32_t, int> Resolve(uint32_t v) const {
     auto it = of_.find(v);
     return it == of_.end() ? std::pair<uint32_t, int>{v, 0} : it->second;
+  }
+
+  // Whether `v` stands alone: neither a part nor a block with parts.
+  bool Alone(uint32_t v) const {
+    if (of_.count(v)) return false;
+    auto it = by_place_.lower_bound({v, std::numeric_limits<int>::min()});
+    return it == by_place_.end() || it->first.first != v;
+  }
+
+  // Makes `v`, a register that stands alone, the part of `whole` at
+  // `offset` (a place no other register holds).
+  void Adopt(uint32_t v, uint32_t whole, int offset) {
+    by_place_[{whole, offset}] = v;
+    of_[v] = {whole, offset};
   }
 
   bool empty() const { return of_.empty(); }

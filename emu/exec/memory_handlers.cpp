@@ -1,7 +1,7 @@
 // ld, st and the atomics. Loads and stores move raw bytes between memory and
 // registers (narrow integers are extended as their type says, half/bfloat
 // bits land in the low 16 bits); a contiguous, fully active 32-bit access
-// takes a single copy.
+// takes a single copy, and a contiguous vector access one translation.
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -84,6 +84,25 @@ void Load(ExecContext& ctx, const DecodedInstruction& d) {
     }
   }
   const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
+  // A vector per lane, lanes back to back (a float4 per thread): one
+  // translation for the whole, then the elements spread to their registers.
+  if (uint64_t first; vector > 1 && ctx.mask == kAllLanes &&
+                      acc.space != AddressSpace::kThread &&
+                      IsContiguous(ctx, mem, acc.wide_base, bytes, &first)) {
+    const uint8_t* src =
+        Translate(ctx, acc.space, first, bytes * kLanes, false, 0, cache);
+    if (src != nullptr) {
+      for (int e = 0; e < vector; ++e) {
+        uint32_t* to = dst + e * acc.regs_per_element * kLanes;
+        for (int l = 0; l < kLanes; ++l) {
+          ElementToRegisters<kSize, kSignExtend>(src + (l * vector + e) * kSize,
+                                                 to, l);
+        }
+      }
+      return;
+    }
+    ctx.faulted = false;
+  }
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
     const uint64_t address = LaneAddress(ctx, mem, acc.wide_base, l);
@@ -118,6 +137,22 @@ void Store(ExecContext& ctx, const DecodedInstruction& d) {
     }
   }
   const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
+  if (uint64_t first; vector > 1 && ctx.mask == kAllLanes &&
+                      acc.space != AddressSpace::kThread &&
+                      IsContiguous(ctx, d.mem, acc.wide_base, bytes, &first)) {
+    uint8_t* dst =
+        Translate(ctx, acc.space, first, bytes * kLanes, true, 0, cache);
+    if (dst != nullptr) {
+      for (int e = 0; e < vector; ++e) {
+        const uint32_t* from = src + e * acc.regs_per_element * kLanes;
+        for (int l = 0; l < kLanes; ++l) {
+          RegistersToElement<kSize>(from, l, dst + (l * vector + e) * kSize);
+        }
+      }
+      return;
+    }
+    ctx.faulted = false;
+  }
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
     const uint64_t address = LaneAddress(ctx, d.mem, acc.wide_base, l);

@@ -358,7 +358,7 @@ TEST(MslKernels, LoopKeepsItsAccumulatorInPlaceAndLoadsConstantsOnce) {
 // A float4 access becomes four scalar accesses; they share the index
 // register and differ only in displacement (0, 4, 8, 12), in device and in
 // threadgroup memory alike.
-TEST(MslKernels, Float4LanesShareOneAddress) {
+TEST(MslKernels, Float4AccessIsOneVectorInstruction) {
   const char* source = R"(
 #include <metal_stdlib>
 using namespace metal;
@@ -374,23 +374,17 @@ kernel void k(device const float4* in [[buffer(0)]],
   Result<isa::Module> m = compiler::CompileMsl(source, "test.metal", {}, {"k"});
   ASSERT_TRUE(m.ok()) << m.error().message;
   const isa::Kernel& k = m.value().kernels[0];
-  std::map<std::pair<int, int>, std::vector<isa::MemoryRef>> accesses;
+  // Each float4 access: one ld.v4 or st.v4, as Metal's compiler emits it.
+  std::map<std::pair<int, int>, std::vector<int>> accesses;
   for (const isa::Instruction& inst : k.code) {
-    for (int o = 0; o < inst.NumOperands(); ++o) {
-      if (inst.operands[o].kind == isa::OperandKind::kMemory) {
-        accesses[{static_cast<int>(inst.op), static_cast<int>(inst.space)}]
-            .push_back(inst.operands[o].mem);
-      }
+    if (inst.op == isa::Opcode::kLoad || inst.op == isa::Opcode::kStore) {
+      accesses[{static_cast<int>(inst.op), static_cast<int>(inst.space)}]
+          .push_back(inst.vector);
     }
   }
   ASSERT_EQ(accesses.size(), 4u);  // ld/st in device and threadgroup memory
-  for (const auto& [what, refs] : accesses) {
-    ASSERT_EQ(refs.size(), 4u);
-    for (size_t lane = 0; lane < 4; ++lane) {
-      isa::MemoryRef want = refs[0];
-      want.displacement += static_cast<int32_t>(4 * lane);
-      EXPECT_EQ(refs[lane], want) << lane;
-    }
+  for (const auto& [what, vectors] : accesses) {
+    EXPECT_EQ(vectors, std::vector<int>{4});
   }
   KernelHarness h = Compile(source, "k");
   const uint32_t n = 128;
@@ -404,6 +398,65 @@ kernel void k(device const float4* in [[buffer(0)]],
     const uint32_t from = i / 64 * 64 + 63 - i % 64;
     for (uint32_t c = 0; c < 4; ++c) {
       EXPECT_EQ(out[4 * i + c], 2.0f * in[4 * from + c]) << i << "," << c;
+    }
+  }
+}
+
+// Vectors of other widths and element types, a splat (one value in every
+// element: not one block, so element stores), a packed_float3 and lanes
+// that diverge: the values a plain loop computes.
+TEST(MslKernels, VectorAccessesOfOtherShapes) {
+  const char* source = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device const half4* h [[buffer(0)]],
+              device const uchar2* b [[buffer(1)]],
+              device const packed_float3* p [[buffer(2)]],
+              device half4* out_h [[buffer(3)]],
+              device float4* splat [[buffer(4)]],
+              device packed_float3* out_p [[buffer(5)]],
+              uint i [[thread_position_in_grid]]) {
+  const half4 v = h[i];
+  const uchar2 c = b[i];
+  out_h[i] = v.wzyx + half4(c.x, c.y, c.x, c.y);
+  splat[i] = float4(float(c.x) * 0.5f);
+  if (i % 3 != 0) out_p[i] = p[i] * float(c.y);
+})";
+  KernelHarness h = Compile(source, "k");
+  const uint32_t n = 100;
+  std::vector<uint16_t> halves(4 * n);
+  std::vector<float> half_values(4 * n);
+  for (uint32_t e = 0; e < 4 * n; ++e) {
+    half_values[e] = static_cast<float>(e % 50);  // exact in half
+    halves[e] = isa::FloatToHalfBits(half_values[e]);
+  }
+  std::vector<uint8_t> bytes(2 * n);
+  for (uint32_t e = 0; e < 2 * n; ++e) bytes[e] = static_cast<uint8_t>(e % 7);
+  std::vector<float> packed(3 * n);
+  for (uint32_t e = 0; e < 3 * n; ++e) packed[e] = static_cast<float>(e) - 7.5f;
+  h.SetBuffer(0, halves);
+  h.SetBuffer(1, bytes);
+  h.SetBuffer(2, packed);
+  h.SetBuffer(3, std::vector<uint16_t>(4 * n));
+  h.SetBuffer(4, std::vector<float>(4 * n));
+  h.SetBuffer(5, std::vector<float>(3 * n, -1.0f));
+  ASSERT_TRUE(Runs(h, {n}, {32}));
+  const std::vector<uint16_t> out_h = h.Read<uint16_t>(3);
+  const std::vector<float> splat = h.Read<float>(4);
+  const std::vector<float> out_p = h.Read<float>(5);
+  for (uint32_t i = 0; i < n; ++i) {
+    const float cx = bytes[2 * i], cy = bytes[2 * i + 1];
+    const float add[4] = {cx, cy, cx, cy};
+    for (uint32_t e = 0; e < 4; ++e) {
+      // Small integers: the sums are exact in half.
+      EXPECT_EQ(isa::HalfBitsToFloat(out_h[4 * i + e]),
+                half_values[4 * i + 3 - e] + add[e])
+          << i << "," << e;
+      EXPECT_EQ(splat[4 * i + e], cx * 0.5f) << i << "," << e;
+    }
+    for (uint32_t e = 0; e < 3; ++e) {
+      const float want = i % 3 != 0 ? packed[3 * i + e] * cy : -1.0f;
+      EXPECT_EQ(out_p[3 * i + e], want) << i << "," << e;
     }
   }
 }
