@@ -368,6 +368,7 @@ uint64_t CoreModel::DeviceLoad(const TraceEvent& e, const uint64_t* lines,
       if (shared.slc->Contains(l)) {
         finish = slc_start + chip_.slc_latency_ns * ns_to_cycles;
       } else {
+        dram_reads_.push_back(l);
         const double dram_start = std::max(dram_port_free_, slc_start);
         dram_port_free_ = dram_start + line / DramBytesPerClock();
         finish = dram_start + chip_.dram_latency_ns * ns_to_cycles;

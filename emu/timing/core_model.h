@@ -5,6 +5,7 @@
 // for the model to apply afterwards in a fixed order.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -66,6 +67,15 @@ class CoreModel {
   // What the epoch did to shared state, in order; cleared by the model.
   std::vector<uint64_t>& l2_reads() { return l2_reads_; }
   std::vector<uint64_t>& l2_writes() { return l2_writes_; }
+  // The lines of l2_reads() the core sent to DRAM. Another core may have
+  // fetched one in the same epoch: the model then gives the bandwidth back
+  // (RefundDram), as the second request would have waited for the first
+  // one's fill instead of crossing from DRAM again.
+  std::vector<uint64_t>& dram_reads() { return dram_reads_; }
+  void RefundDram(uint64_t lines) {
+    dram_port_free_ = std::max(
+        0.0, dram_port_free_ - lines * chip_.line_bytes / DramBytesPerClock());
+  }
   // When the core's DRAM port has sent everything (stores included).
   uint64_t dram_done() const {
     return static_cast<uint64_t>(std::ceil(dram_port_free_));
@@ -159,7 +169,7 @@ class CoreModel {
   uint64_t now_ = 0;
   uint64_t last_cycle_ = 0;
 
-  std::vector<uint64_t> l2_reads_, l2_writes_;
+  std::vector<uint64_t> l2_reads_, l2_writes_, dram_reads_;
   uint64_t epoch_issues_ = 0;
   double epoch_resident_ = 0;
   CoreStats stats_;

@@ -1,4 +1,5 @@
-// A set of line numbers for one epoch of one core: open addressing in a
+// A set of line numbers for one epoch (of one core, or of the model):
+// open addressing in a
 // table that grows, emptied in O(1) per epoch by a generation count (no
 // allocation per line, unlike std::unordered_set).
 #pragma once

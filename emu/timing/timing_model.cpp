@@ -11,6 +11,7 @@
 #include "emu/timing/cache_model.h"
 #include "emu/timing/core_model.h"
 #include "emu/timing/instruction_timing.h"
+#include "emu/timing/line_set.h"
 #include "emu/timing/occupancy.h"
 
 namespace mtlemu::emu {
@@ -45,6 +46,7 @@ struct TimingModel::State {
   std::vector<std::unique_ptr<CoreModel>> cores;
   CacheModel l2, slc;
   uint64_t dram_read_bytes = 0;  // lines fetched once, whichever core asked
+  LineSet fetched_from_dram;     // this epoch, by the cores applied so far
   std::deque<ThreadgroupTrace> queue;
   std::vector<int> free_slots;  // per core, at the current epoch (Advance)
   uint64_t now = 0;             // the current epoch's first cycle
@@ -124,8 +126,19 @@ struct TimingModel::State {
       });
       // Shared state, in core order.
       uint64_t demand = 0;
+      fetched_from_dram.Clear();
       for (size_t i = 0; i < cores.size(); ++i) {
         CoreModel& c = *cores[i];
+        uint64_t fetched_before = 0;
+        for (uint64_t line : c.dram_reads()) {
+          if (fetched_from_dram.Contains(line)) {
+            ++fetched_before;
+          } else {
+            fetched_from_dram.Insert(line);
+          }
+        }
+        if (fetched_before > 0) c.RefundDram(fetched_before);
+        c.dram_reads().clear();
         for (uint64_t line : c.l2_reads()) {
           if (!l2.Access(line) && !slc.Access(line)) {
             demand += chip.line_bytes;
