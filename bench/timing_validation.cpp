@@ -270,12 +270,14 @@ int main() {
   }
 
   mtlemu::isa::Module sgemm;
-  // --- 6. SGEMM, compiled from MSL by mtlemu: threadgroup-tiled (64 x 32
+  // --- 6. SGEMM, compiled from MSL by mtlemu: threadgroup-tiled (64 x 16
   // tiles of A and B copied to threadgroup memory as float4) and
   // simdgroup_matrix (a threadgroup of 4 SIMD groups computes 64 x 64 of C,
-  // each SIMD group 32 x 32 as 4 x 4 tiles). Each row runs at the size of
-  // its published figure; where the source gives none, at 2048^3, where even
-  // M3 Max's 40 cores see more than 6 waves of threadgroups.
+  // each SIMD group 32 x 32 as 4 x 4 tiles). 8 KB of threadgroup memory and
+  // at most 104 registers per thread let 4 threadgroups share a core on M1
+  // and M2 (a 32-deep step, 16 KB, fits 3). Each row runs at the size of
+  // its published figure; where the source gives none, at 2048^3, where
+  // even M3 Max's 40 cores see more than 6 waves of threadgroups.
   {
     const char* source = R"(
 #include <metal_stdlib>
@@ -287,8 +289,8 @@ kernel void sgemm(device const float4* A [[buffer(0)]],
                   uint2 tg [[threadgroup_position_in_grid]],
                   uint sg [[simdgroup_index_in_threadgroup]],
                   uint tid [[thread_index_in_threadgroup]]) {
-  threadgroup float4 As4[64 * 8];   // 64 x 32 of A
-  threadgroup float4 Bs4[32 * 16];  // 32 x 64 of B
+  threadgroup float4 As4[64 * 4];   // 64 x 16 of A
+  threadgroup float4 Bs4[16 * 16];  // 16 x 64 of B
   threadgroup const float* As = reinterpret_cast<threadgroup const float*>(As4);
   threadgroup const float* Bs = reinterpret_cast<threadgroup const float*>(Bs4);
   simdgroup_float8x8 acc[4][4];
@@ -300,23 +302,23 @@ kernel void sgemm(device const float4* A [[buffer(0)]],
   const uint n4 = N / 4;
   const uint row0 = tg.y * 64, col0 = tg.x * 64;
   const uint sr = (sg / 2) * 32, sc = (sg % 2) * 32;
-  // Each thread copies 4 float4 of each tile per step.
-  device const float4* a = A + (row0 + tid / 8) * n4 + tid % 8;
+  // Each thread copies 2 float4 of each tile per step.
+  device const float4* a = A + (row0 + tid / 4) * n4 + tid % 4;
   device const float4* b = B + (tid / 16) * n4 + col0 / 4 + tid % 16;
-  for (uint k0 = 0; k0 < N; k0 += 32) {
+  for (uint k0 = 0; k0 < N; k0 += 16) {
     #pragma unroll
-    for (uint j = 0; j < 4; ++j) {
-      As4[tid + 128 * j] = a[16 * j * n4];
+    for (uint j = 0; j < 2; ++j) {
+      As4[tid + 128 * j] = a[32 * j * n4];
       Bs4[tid + 128 * j] = b[8 * j * n4];
     }
-    a += 8;
-    b += 32 * n4;
+    a += 4;
+    b += 16 * n4;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     #pragma unroll
-    for (uint kk = 0; kk < 32; kk += 8) {
+    for (uint kk = 0; kk < 16; kk += 8) {
       simdgroup_float8x8 ma[4], mb[4];
       #pragma unroll
-      for (int i = 0; i < 4; ++i) simdgroup_load(ma[i], As + (sr + 8 * i) * 32 + kk, 32);
+      for (int i = 0; i < 4; ++i) simdgroup_load(ma[i], As + (sr + 8 * i) * 16 + kk, 16);
       #pragma unroll
       for (int j = 0; j < 4; ++j) simdgroup_load(mb[j], Bs + kk * 64 + sc + 8 * j, 64);
       #pragma unroll

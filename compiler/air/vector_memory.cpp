@@ -52,10 +52,12 @@ bool Continues(const Instruction& first, const Instruction& next, int k) {
   }
   if (first.op == Opcode::kLoad) {
     // A loaded value must not feed the address of the loads after it.
-    const uint32_t d = first.operands[0].reg;
-    if ((a.base_kind == OperandKind::kRegister && a.base == d) ||
-        (a.has_index && a.index == d)) {
-      return false;
+    for (const Instruction* inst : {&first, &next}) {
+      const uint32_t d = inst->operands[0].reg;
+      if ((a.base_kind == OperandKind::kRegister && a.base == d) ||
+          (a.has_index && a.index == d)) {
+        return false;
+      }
     }
   }
   return true;
