@@ -15,10 +15,10 @@
 // Cores run in parallel on TBB in epochs of a fixed number of cycles. During
 // an epoch a core sees the shared caches and the DRAM queue as they were at
 // its start; at its end the cores' accesses are applied in core order (a
-// line two cores fetch in one epoch crosses from DRAM once). Each core has
-// its share of the chip's DRAM bandwidth. So
-// the result depends only on the kernel, its inputs and the chip, never on
-// the number of host threads.
+// line two cores fetch in one epoch crosses from DRAM once, and the later
+// core gets back the port time it charged for it). Each core has its share
+// of the chip's DRAM bandwidth. So the result depends only on the kernel,
+// its inputs and the chip, never on the number of host threads.
 #pragma once
 
 #include <cstdint>
