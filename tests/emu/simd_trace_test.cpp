@@ -147,6 +147,27 @@ TEST(SimdGroupTrace, LargestPcAndLineCount) {
   ExpectDecodesTo(Encode(issued), issued);
 }
 
+TEST(SimdGroupTrace, TrimKeepsTheInstructionsAndFreesTheSlack) {
+  // A loop with a load an iteration, then a shorter trace in the same
+  // (reused) vectors.
+  std::vector<Issued> issued;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    issued.push_back(Memory(0, {i, i + 1}));
+    issued.push_back(Plain(1));
+    issued.push_back(Plain(2));
+  }
+  SimdGroupTrace trace = Encode(issued);
+  trace.Trim();
+  ExpectDecodesTo(trace, issued);
+  issued.resize(300);
+  trace.Clear();
+  Record(issued, trace);
+  trace.Trim();
+  ExpectDecodesTo(trace, issued);
+  EXPECT_LE(trace.records.capacity(), trace.records.size() * 9 / 8);
+  EXPECT_LE(trace.lines.capacity(), trace.lines.size() * 9 / 8);
+}
+
 TEST(SimdGroupTrace, RandomSequencesRoundTrip) {
   std::mt19937 rng(12345);
   for (int round = 0; round < 200; ++round) {
