@@ -119,6 +119,10 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
         }
         return;
       }
+      if (trace != nullptr) {
+        // Trimmed here, on the worker, so the copies run in parallel.
+        for (SimdGroupTrace& t : trace->simd_groups) t.Trim();
+      }
       ++w.threadgroups_done;
       const uint64_t n = done.fetch_add(1, std::memory_order_relaxed) + 1;
       if (setup.progress) {

@@ -89,14 +89,12 @@ void CoreModel::Place(ThreadgroupTrace&& trace, uint64_t now) {
       Warp& w = warps_[s * sgs_per_tg_ + i];
       w.done = true;
       if (i >= r.trace.simd_groups.size() ||
-          r.trace.simd_groups[i].events.empty()) {
+          r.trace.simd_groups[i].records.empty()) {
         if (i < r.trace.simd_groups.size()) --r.live;
         Sync(w);
         continue;
       }
-      w.trace = &r.trace.simd_groups[i];
-      w.next = 0;
-      w.next_line = 0;
+      w.cursor = TraceCursor(&r.trace.simd_groups[i]);
       w.done = false;
       w.at_barrier = false;
       w.waiting_memory = false;
@@ -114,7 +112,7 @@ void CoreModel::Place(ThreadgroupTrace&& trace, uint64_t now) {
 }
 
 void CoreModel::ComputeReady(Warp& w, uint64_t after) {
-  const InstructionTiming& t = timings_[w.trace->events[w.next].pc];
+  const InstructionTiming& t = timings_[w.cursor.pc()];
   uint64_t ready = after;
   bool memory = false;
   for (uint16_t r : t.reads) {
@@ -215,7 +213,7 @@ void CoreModel::CountStalls(uint64_t from, uint64_t to, uint64_t issued) {
 
 void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
                       const SharedView& shared) {
-  const TraceEvent& e = w.trace->events[w.next];
+  const TraceEvent e = w.cursor.event();
   const InstructionTiming& t = timings_[e.pc];
   const UnitCost& cost = chip_.cost(t.unit);
   IssueQueue& queue = queues_[scheduler];
@@ -232,8 +230,7 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
       static_cast<double>(t.flops_per_lane) * e.lanes + t.flops_per_simd_group;
   if (t.unit == isa::ExecUnit::kAlu) ++stats_.alu_issues;
 
-  const uint64_t* lines = w.trace->lines.data() + w.next_line;
-  w.next_line += e.line_count;
+  const uint64_t* lines = w.cursor.lines();
   uint64_t done = now + Ceil(cost.latency);
   bool from_memory = false;
   switch (t.memory) {
@@ -278,8 +275,8 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
   last_cycle_ = std::max(last_cycle_, now + 1);
 
   Resident& tg = residents_[w.slot];
-  ++w.next;
-  if (w.next >= w.trace->events.size()) {
+  w.cursor.Next();
+  if (w.cursor.done()) {
     FinishWarp(w, std::max(now + 1, done));
     return;
   }
@@ -319,7 +316,7 @@ void CoreModel::FinishWarp(Warp& w, uint64_t now) {
   if (simd_detail_) {
     slices_.push_back({static_cast<int>(&w - warps_.data()), w.start,
                        std::max(now, w.start + 1), tg.trace.index, index,
-                       w.trace->events.size()});
+                       w.cursor.trace().instructions});
   }
   if (--tg.live > 0) {
     // Those still running may be waiting at a barrier for this one.

@@ -99,11 +99,9 @@ class CoreModel {
 
  private:
   struct Warp {
-    const SimdGroupTrace* trace = nullptr;
-    uint32_t next = 0;
-    size_t next_line = 0;  // the next event's first line in trace->lines
-    uint64_t ready = 0;    // the next instruction may issue
-    int next_unit = 0;     // its unit (a pipe of the scheduler)
+    TraceCursor cursor;  // at the next instruction
+    uint64_t ready = 0;  // the next instruction may issue
+    int next_unit = 0;   // its unit (a pipe of the scheduler)
     bool next_fp32 = false;
     bool waiting_memory = false;  // ready is set by a load
     bool at_barrier = false;

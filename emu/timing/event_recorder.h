@@ -119,7 +119,7 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
       }
     }
   }
-  trace.events.push_back(e);
+  trace.Append(e);
 }
 
 }  // namespace mtlemu::emu

@@ -2,13 +2,34 @@
 // instructions it issued in order, with their active lanes and the memory
 // they touched. Recorded only in timed mode (timing never changes a
 // result, and costs nothing when off).
+//
+// The model holds the traces of every resident threadgroup and of the
+// batches on their way to it, so a trace is stored compressed, without
+// loss. ALU code issues long stretches of instructions at consecutive pcs
+// with the same lanes, no bank conflict and no memory lines; one 8-byte
+// TraceRecord stands for such a stretch (a run), so an ALU loop costs 8
+// bytes an iteration instead of 8 bytes an instruction:
+//
+//   run = 0  one instruction: pc, lanes, conflict, and `count` lines (the
+//            next `count` entries of SimdGroupTrace::lines).
+//   run = 1  `count` instructions (1 to kMaxRun) at pc, pc + 1, ...: each
+//            with `lanes` active lanes, conflict 1 and no lines.
+//
+// A run ends at a taken branch (the next pc is not pc + 1), a change of
+// active lanes, an instruction with lines or a conflict, or kMaxRun. An
+// instruction that can be in a run always is (alone, a run of 1), so a
+// sequence of instructions has one encoding. The timing model reads the
+// instructions back one at a time (TraceCursor), as they were issued.
 #pragma once
 
+#include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace mtlemu::emu {
 
+// One issued instruction.
 struct TraceEvent {
   uint32_t pc = 0;
   uint8_t lanes = 0;  // active lanes
@@ -18,15 +39,117 @@ struct TraceEvent {
   uint16_t line_count = 0;  // device and constant memory: lines touched
 };
 
+// One instruction or a run of them (see the top of this file).
+struct TraceRecord {
+  static constexpr uint32_t kMaxRun = UINT16_MAX;
+
+  uint32_t pc : 31 = 0;  // (a kernel has far fewer than 2^31 instructions)
+  uint32_t run : 1 = 0;
+  uint8_t lanes = 0;
+  uint8_t conflict = 1;
+  uint16_t count = 0;  // lines, or a run's instructions
+};
+static_assert(sizeof(TraceRecord) == 8);
+
 struct SimdGroupTrace {
-  std::vector<TraceEvent> events;
-  // Line numbers (address / line size): each event's line_count, in the
-  // order of the events (so an event needs no index into them).
+  std::vector<TraceRecord> records;
+  // Line numbers (address / line size): each instruction's line_count, in
+  // the order of the instructions (so a record needs no index into them).
   std::vector<uint64_t> lines;
-  void Clear() {
-    events.clear();
-    lines.clear();
+  uint64_t instructions = 0;  // (records.size() counts runs once)
+
+  // Appends an instruction (its lines are already in `lines`).
+  void Append(const TraceEvent& e) {
+    assert(e.pc < (1u << 31));
+    ++instructions;
+    if (e.line_count == 0 && e.conflict == 1) {
+      if (!records.empty()) {
+        TraceRecord& last = records.back();
+        if (last.run && last.lanes == e.lanes &&
+            last.count < TraceRecord::kMaxRun &&
+            uint64_t{last.pc} + last.count == e.pc) {
+          ++last.count;
+          return;
+        }
+      }
+      records.push_back({.pc = e.pc, .run = 1, .lanes = e.lanes, .count = 1});
+      return;
+    }
+    records.push_back({.pc = e.pc,
+                       .run = 0,
+                       .lanes = e.lanes,
+                       .conflict = e.conflict,
+                       .count = e.line_count});
   }
+
+  void Clear() {
+    records.clear();
+    lines.clear();
+    instructions = 0;
+  }
+
+  // Frees what the vectors' doubling reserved beyond their contents (up to
+  // as much as they hold): a finished trace waits for the timing model
+  // beside hundreds of others. A slack of an eighth, or of a few KB, stays:
+  // a reused trace a little longer than the last then does not reallocate
+  // twice, and short traces are not copied for nothing.
+  void Trim() {
+    TrimVector(records);
+    TrimVector(lines);
+  }
+
+ private:
+  template <class T>
+  static void TrimVector(std::vector<T>& v) {
+    constexpr size_t kKeptBytes = 4096;
+    const size_t slack = v.capacity() - v.size();
+    if (slack > v.size() / 8 && slack * sizeof(T) > kKeptBytes) {
+      v.shrink_to_fit();
+    }
+  }
+};
+
+// Reads a SimdGroupTrace back an instruction at a time, as they were
+// appended.
+class TraceCursor {
+ public:
+  TraceCursor() = default;
+  explicit TraceCursor(const SimdGroupTrace* trace) : trace_(trace) {}
+
+  const SimdGroupTrace& trace() const { return *trace_; }
+  bool done() const { return record_ >= trace_->records.size(); }
+
+  // The current instruction.
+  uint32_t pc() const { return Record().pc + offset_; }
+  TraceEvent event() const {
+    const TraceRecord& r = Record();
+    return {.pc = r.pc + offset_,
+            .lanes = r.lanes,
+            .conflict = r.conflict,
+            .line_count = r.run ? uint16_t{0} : r.count};
+  }
+  // Its event().line_count lines.
+  const uint64_t* lines() const { return trace_->lines.data() + line_; }
+
+  // On to the next instruction.
+  void Next() {
+    const TraceRecord& r = Record();
+    if (r.run) {
+      if (++offset_ < r.count) return;
+      offset_ = 0;
+    } else {
+      line_ += r.count;
+    }
+    ++record_;
+  }
+
+ private:
+  const TraceRecord& Record() const { return trace_->records[record_]; }
+
+  const SimdGroupTrace* trace_ = nullptr;
+  size_t record_ = 0;
+  uint32_t offset_ = 0;  // instructions of the current run already read
+  size_t line_ = 0;      // the current instruction's first line
 };
 
 struct ThreadgroupTrace {
