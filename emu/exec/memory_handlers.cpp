@@ -1,7 +1,7 @@
 // ld, st and the atomics. Loads and stores move raw bytes between memory and
 // registers (narrow integers are extended as their type says, half/bfloat
-// bits land in the low 16 bits); a contiguous, fully active 32-bit access
-// takes a single copy, and a contiguous vector access one translation.
+// bits land in the low 16 bits); a contiguous, fully active access takes
+// one translation (and a 32-bit one a single copy).
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -68,30 +68,20 @@ void Load(ExecContext& ctx, const DecodedInstruction& d) {
   uint32_t* dst = ctx.Slot(d.slot[0]);
   const DecodedMemoryRef& mem = d.mem;
   const MemoryRegion* cache = nullptr;
-  if constexpr (kSize == 4) {
-    // Fast path: all lanes active, one element each, consecutive addresses.
-    uint64_t first;
-    if (ctx.mask == kAllLanes && vector == 1 &&
-        acc.space != AddressSpace::kThread &&
-        IsContiguous(ctx, mem, acc.wide_base, 4, &first)) {
-      const uint8_t* src =
-          Translate(ctx, acc.space, first, 4 * kLanes, false, 0, cache);
-      if (src != nullptr) {
-        std::memcpy(dst, src, 4 * kLanes);
-        return;
-      }
-      ctx.faulted = false;  // find the first faulting lane below
-    }
-  }
   const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
-  // A vector per lane, lanes back to back (a float4 per thread): one
-  // translation for the whole, then the elements spread to their registers.
-  if (uint64_t first; vector > 1 && ctx.mask == kAllLanes &&
+  // Fast path: all lanes active, their elements back to back (a float per
+  // thread, or a float4): one translation for the whole; one copy when the
+  // registers hold the bytes as they are.
+  if (uint64_t first; ctx.mask == kAllLanes &&
                       acc.space != AddressSpace::kThread &&
                       IsContiguous(ctx, mem, acc.wide_base, bytes, &first)) {
     const uint8_t* src =
         Translate(ctx, acc.space, first, bytes * kLanes, false, 0, cache);
     if (src != nullptr) {
+      if (kSize == 4 && vector == 1) {
+        std::memcpy(dst, src, 4 * kLanes);
+        return;
+      }
       for (int e = 0; e < vector; ++e) {
         uint32_t* to = dst + e * acc.regs_per_element * kLanes;
         for (int l = 0; l < kLanes; ++l) {
@@ -101,7 +91,7 @@ void Load(ExecContext& ctx, const DecodedInstruction& d) {
       }
       return;
     }
-    ctx.faulted = false;
+    ctx.faulted = false;  // find the first faulting lane below
   }
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
@@ -122,27 +112,17 @@ void Store(ExecContext& ctx, const DecodedInstruction& d) {
   const int vector = d.inst->vector;
   const uint32_t* src = ctx.Slot(d.slot[1]);
   const MemoryRegion* cache = nullptr;
-  if constexpr (kSize == 4) {
-    uint64_t first;
-    if (ctx.mask == kAllLanes && vector == 1 &&
-        acc.space != AddressSpace::kThread &&
-        IsContiguous(ctx, d.mem, acc.wide_base, 4, &first)) {
-      uint8_t* dst =
-          Translate(ctx, acc.space, first, 4 * kLanes, true, 0, cache);
-      if (dst != nullptr) {
-        std::memcpy(dst, src, 4 * kLanes);
-        return;
-      }
-      ctx.faulted = false;
-    }
-  }
   const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
-  if (uint64_t first; vector > 1 && ctx.mask == kAllLanes &&
+  if (uint64_t first; ctx.mask == kAllLanes &&
                       acc.space != AddressSpace::kThread &&
                       IsContiguous(ctx, d.mem, acc.wide_base, bytes, &first)) {
     uint8_t* dst =
         Translate(ctx, acc.space, first, bytes * kLanes, true, 0, cache);
     if (dst != nullptr) {
+      if (kSize == 4 && vector == 1) {
+        std::memcpy(dst, src, 4 * kLanes);
+        return;
+      }
       for (int e = 0; e < vector; ++e) {
         const uint32_t* from = src + e * acc.regs_per_element * kLanes;
         for (int l = 0; l < kLanes; ++l) {
