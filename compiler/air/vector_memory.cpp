@@ -76,20 +76,16 @@ void MergeVectorAccesses(isa::Kernel& kernel, RegisterParts& parts,
       width.resize(v + 1, 0);
     }
   };
+  // (Counted per block for parts: exact for the registers that stand alone,
+  // the only ones that may join a block.)
   for (const Instruction& inst : kernel.code) {
     for (const RegisterUse& r : RegistersOf(inst, parts)) {
       grow(r.reg);
       width[r.reg] = std::max(width[r.reg], r.offset + r.span);
-    }
-    for (int i = 0; i < inst.NumOperands(); ++i) {
-      const Operand& op = inst.operands[i];
-      if (op.kind == OperandKind::kRegister && isa::IsDestination(inst, i)) {
-        grow(op.reg);
-        ++defs[op.reg];
-      }
+      if (r.def) ++defs[r.reg];
     }
   }
-  // A register that can become part `i` of a new block.
+  // A register that can become a part of a new block.
   auto adoptable = [&](uint32_t v) {
     return v < defs.size() && parts.Alone(v) && defs[v] == 1 && width[v] == 1;
   };
