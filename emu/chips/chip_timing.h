@@ -67,6 +67,20 @@ struct ChipTiming {
   double slc_latency_ns = 234;
   double dram_latency_ns = 342;
 
+  // Operand cache: a full-rate ALU instruction reads its register sources
+  // from a small per-scheduler cache that holds the registers the
+  // scheduler's previous instruction read or wrote, if that instruction was
+  // of the same SIMD group (G13 operands carry cache hints [DJ]). One with
+  // two or more sources outside it reads them from the register file and
+  // takes this many more cycles. (M [T] "ALU Bottlenecks", M1 Max: with the
+  // latency hidden by 88 SIMD groups per core, back-to-back dependent FADD32
+  // and FFMA32 at ILP 1 cost 1.84 and 1.99 cycles, "a 0.84-cycle throughput
+  // penalty for a 32-bit register dependency", falling to 1.02 at ILP 4,
+  // where one SIMD group issues on; `(x*x)+1` runs near peak where
+  // `(x*y)+1` runs at half, "because only one operand is live inside the
+  // register cache". One cycle taken.)
+  double register_cache_miss_cycles = 1.0;
+
   // --- unknown in the reference: named assumptions -------------------------
   // Threadgroup memory: 32 banks of 4 bytes, 16 cycles latency without bank
   // conflicts, one extra cycle per further access to the busiest bank.

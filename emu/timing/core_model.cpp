@@ -40,6 +40,8 @@ CoreModel::CoreModel(const ChipTiming& chip,
              simd_groups_per_threadgroup),
       next_time_(chip.schedulers_per_core, kNever),
       oldest_(chip.schedulers_per_core, -1),
+      cached_warp_(chip.schedulers_per_core, -1),
+      cached_instruction_(chip.schedulers_per_core, nullptr),
       l1_(chip.l1_bytes, chip.line_bytes, chip.l1_ways) {
   // CountStalls takes the schedulers that issued as a 64-bit mask.
   assert(schedulers_ >= 1 && schedulers_ <= 64);
@@ -211,6 +213,26 @@ void CoreModel::CountStalls(uint64_t from, uint64_t to, uint64_t issued) {
   }
 }
 
+double CoreModel::OperandCycles(const InstructionTiming& t, int warp,
+                                int scheduler) const {
+  // Only the full-rate pipe: a slower instruction reads its operands while
+  // the pipe is busy with it anyway.
+  if (t.unit != isa::ExecUnit::kAlu || t.reads.size() < 2) return 0;
+  const InstructionTiming* last = cached_warp_[scheduler] == warp
+                                      ? cached_instruction_[scheduler]
+                                      : nullptr;
+  int misses = 0;
+  for (uint16_t r : t.reads) {
+    const bool cached = last != nullptr &&
+                        (std::find(last->reads.begin(), last->reads.end(), r) !=
+                             last->reads.end() ||
+                         std::find(last->writes.begin(), last->writes.end(),
+                                   r) != last->writes.end());
+    misses += cached ? 0 : 1;
+  }
+  return misses >= 2 ? chip_.register_cache_miss_cycles : 0;
+}
+
 void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
                       const SharedView& shared) {
   const TraceEvent e = w.cursor.event();
@@ -218,9 +240,14 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
   const UnitCost& cost = chip_.cost(t.unit);
   IssueQueue& queue = queues_[scheduler];
   const int unit = static_cast<int>(t.unit);
+  const int warp = static_cast<int>(&w - warps_.data());
+  const double operand_cycles = OperandCycles(t, warp, scheduler);
+  cached_warp_[scheduler] = warp;
+  cached_instruction_[scheduler] = &t;
   queue.set_pipe_free(
       unit, std::max(queue.pipe_free(unit), static_cast<double>(now)) +
-                cost.cycles_per_instruction);
+                cost.cycles_per_instruction + operand_cycles);
+  stats_.operand_cycles += operand_cycles;
 
   ++stats_.instructions;
   ++epoch_issues_;
@@ -231,7 +258,7 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
   if (t.unit == isa::ExecUnit::kAlu) ++stats_.alu_issues;
 
   const uint64_t* lines = w.cursor.lines();
-  uint64_t done = now + Ceil(cost.latency);
+  uint64_t done = now + Ceil(cost.latency + operand_cycles);
   bool from_memory = false;
   switch (t.memory) {
     case MemoryKind::kNone:

@@ -40,6 +40,7 @@ struct CoreStats {
   uint64_t slc_lines = 0;
   uint64_t dram_write_bytes = 0;  // reads are counted by the model
   uint64_t bank_conflict_cycles = 0;
+  double operand_cycles = 0;  // register-file reads past the operand cache
   uint64_t threadgroup_cycles = 0;  // threadgroup memory port busy
   uint64_t store_lines = 0;         // device lines written
   // Scheduler cycles without an issue, by reason.
@@ -128,6 +129,10 @@ class CoreModel {
   // Tells the warp's scheduler queue what the warp now waits for.
   void Sync(const Warp& w);
   void Issue(Warp& w, int scheduler, uint64_t now, const SharedView& shared);
+  // Extra issue cycles of `t`, of the SIMD group `warp`, on `scheduler`:
+  // its register sources the operand cache does not hold.
+  double OperandCycles(const InstructionTiming& t, int warp,
+                       int scheduler) const;
   // `lines`: the event's e.line_count lines.
   uint64_t DeviceLoad(const TraceEvent& e, const uint64_t* lines, uint64_t now,
                       const SharedView& shared);
@@ -155,8 +160,12 @@ class CoreModel {
   std::vector<IssueQueue> queues_;   // per scheduler, with its pipes
   std::vector<uint64_t> next_time_;  // per scheduler (Refresh)
   std::vector<int> oldest_;          // per scheduler: oldest live warp, or -1
-  bool refresh_all_ = false;         // a barrier released or a warp finished
-  uint32_t resident_ = 0;            // live SIMD groups
+  // Per scheduler, its operand cache (ChipTiming::register_cache_miss_
+  // cycles): the SIMD group and instruction it issued last, or -1.
+  std::vector<int> cached_warp_;
+  std::vector<const InstructionTiming*> cached_instruction_;
+  bool refresh_all_ = false;  // a barrier released or a warp finished
+  uint32_t resident_ = 0;     // live SIMD groups
 
   CacheModel l1_;
   LineSet fetched_this_epoch_;  // lines now in L2

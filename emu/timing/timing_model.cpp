@@ -238,6 +238,7 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     sum.slc_lines += c.slc_lines;
     sum.dram_write_bytes += c.dram_write_bytes;
     sum.bank_conflict_cycles += c.bank_conflict_cycles;
+    sum.operand_cycles += c.operand_cycles;
     sum.threadgroup_cycles += c.threadgroup_cycles;
     sum.store_lines += c.store_lines;
     sum.stall_memory += c.stall_memory;
@@ -300,6 +301,8 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
   r.achieved_dram_gbps = r.dram_bytes / seconds / 1e9;
   r.peak_dram_gbps = chip.dram_gbps;
   r.threadgroup_bank_conflict_cycles = sum.bank_conflict_cycles;
+  r.register_cache_miss_cycles =
+      static_cast<uint64_t>(std::llround(sum.operand_cycles));
   r.flops = sum.flops;
   r.achieved_tflops = sum.flops / seconds / 1e12;
   r.peak_tflops = chip.peak_flops() / 1e12;

@@ -89,6 +89,12 @@ std::string FormatReportText(const TimingReport& r) {
     s += fmt::format("  threadgroup memory bank conflicts: {} extra cycles\n",
                      r.threadgroup_bank_conflict_cycles);
   }
+  if (r.register_cache_miss_cycles > 0) {
+    s += fmt::format(
+        "  register cache misses: {} extra issue cycles (ALU operands read "
+        "from the register file)\n",
+        r.register_cache_miss_cycles);
+  }
   if (!r.stalls.empty()) {
     std::string stalls;
     for (const auto& [why, share] : r.stalls) {
@@ -137,6 +143,8 @@ std::string FormatReportJson(const TimingReport& r) {
   field("peak_dram_gbps", JsonNumber(r.peak_dram_gbps));
   field("threadgroup_bank_conflict_cycles",
         std::to_string(r.threadgroup_bank_conflict_cycles));
+  field("register_cache_miss_cycles",
+        std::to_string(r.register_cache_miss_cycles));
   field("dram_read_bytes", std::to_string(r.dram_read_bytes));
   field("dram_write_bytes", std::to_string(r.dram_write_bytes));
   field("xcode_counters", JsonObject(r.xcode_counters));

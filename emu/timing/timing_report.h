@@ -48,6 +48,9 @@ struct TimingReport {
   double achieved_dram_gbps = 0;
   double peak_dram_gbps = 0;
   uint64_t threadgroup_bank_conflict_cycles = 0;
+  // Issue cycles spent reading ALU operands the operand cache did not hold
+  // (ChipTiming::register_cache_miss_cycles), summed over schedulers.
+  uint64_t register_cache_miss_cycles = 0;
 
   double flops = 0;
   double achieved_tflops = 0;

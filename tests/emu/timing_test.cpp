@@ -923,3 +923,60 @@ TEST(Timing, ThreadgroupBankConflicts) {
 
 }  // namespace
 }  // namespace mtlemu
+
+namespace mtlemu {
+namespace {
+
+// The operand cache (ChipTiming::register_cache_miss_cycles): a full-rate
+// ALU instruction with two or more register sources that its scheduler's
+// previous instruction (of the same SIMD group) did not touch takes one
+// more issue cycle. A dependent chain cannot issue twice in a row, so with
+// many SIMD groups per scheduler every chain instruction follows one of
+// another SIMD group: `x = x + y` costs 2 cycles, `x = x * 0.5 + 1` and
+// `x = x * x + 1` (one register source: [T]'s 95 % of peak at ILP 1) 1. With one SIMD group per scheduler the cache holds the
+// chain's registers and both cost the latency.
+TEST(Timing, OperandCache) {
+  auto chain = [](const std::string& instruction) {
+    std::string isa =
+        ".kernel k\n.buffer 0 u0 device float out\n"
+        "    mov.u32 r0, %thread_position_in_grid.x\n"
+        "    mov.f32 r1, 0.25\n    mov.f32 r2, 0.5\n"
+        "    cvt.f32.u32 r10, r0\n";
+    for (int i = 0; i < 512; ++i) isa += "    " + instruction + "\n";
+    return isa + "    st.device.f32 [u0 + r0*4], r10\n    exit\n.end\n";
+  };
+  const std::string two = chain("add.f32 r10, r10, r1");
+  const std::string three = chain("fma.f32 r10, r10, r1, r2");
+  const std::string one = chain("fma.f32 r10, r10, 0.5, 1.0");
+  const std::string square = chain("fma.f32 r10, r10, r10, 1.0");
+  const ChipTiming m1 = Chip("m1");
+  ASSERT_EQ(m1.register_cache_miss_cycles, 1.0);
+
+  // A full core: 96 SIMD groups, 24 per scheduler.
+  const uint32_t full = m1.spec.gpu_cores * 3072;
+  const uint64_t chain_instructions = uint64_t{512} * full / 32;
+  const emu::TimingReport r2 = TimedKernel(two, "m1", full, 256);
+  const emu::TimingReport r3 = TimedKernel(three, "m1", full, 256);
+  const emu::TimingReport r1 = TimedKernel(one, "m1", full, 256);
+  EXPECT_EQ(r1.register_cache_miss_cycles, 0u);
+  const emu::TimingReport rs = TimedKernel(square, "m1", full, 256);
+  EXPECT_EQ(rs.register_cache_miss_cycles, 0u);
+  EXPECT_EQ(rs.cycles, r1.cycles);
+  // All but a few at the end, when a scheduler has one SIMD group left.
+  EXPECT_GE(r2.register_cache_miss_cycles, 0.95 * chain_instructions);
+  EXPECT_LE(r2.register_cache_miss_cycles, chain_instructions);
+  EXPECT_EQ(r3.register_cache_miss_cycles, r2.register_cache_miss_cycles);
+  const double ratio = static_cast<double>(r2.cycles) / r1.cycles;
+  EXPECT_GT(ratio, 1.8) << r2.cycles << " / " << r1.cycles;
+  EXPECT_LT(ratio, 2.1) << r2.cycles << " / " << r1.cycles;
+
+  // One SIMD group per scheduler: latency-bound, no misses.
+  const uint32_t low = m1.spec.gpu_cores * 4 * 32;
+  const emu::TimingReport l2 = TimedKernel(two, "m1", low, 128);
+  const emu::TimingReport l1 = TimedKernel(one, "m1", low, 128);
+  EXPECT_EQ(l2.register_cache_miss_cycles, 0u);
+  EXPECT_EQ(l2.cycles, l1.cycles);
+}
+
+}  // namespace
+}  // namespace mtlemu
