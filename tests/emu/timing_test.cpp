@@ -933,8 +933,9 @@ namespace {
 // more issue cycle. A dependent chain cannot issue twice in a row, so with
 // many SIMD groups per scheduler every chain instruction follows one of
 // another SIMD group: `x = x + y` costs 2 cycles, `x = x * 0.5 + 1` and
-// `x = x * x + 1` (one register source: [T]'s 95 % of peak at ILP 1) 1. With one SIMD group per scheduler the cache holds the
-// chain's registers and both cost the latency.
+// `x = x * x + 1` (one register source: [T]'s 95 % of peak at ILP 1) 1. With
+// one SIMD group per scheduler the cache holds the chain's registers and both
+// cost the latency.
 TEST(Timing, OperandCache) {
   auto chain = [](const std::string& instruction) {
     std::string isa =
