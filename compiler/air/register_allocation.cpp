@@ -5,29 +5,12 @@
 #include <vector>
 
 #include "compiler/air/dead_code.h"
+#include "isa/control_flow.h"
 
 namespace mtlemu::air {
-namespace {
 
 using isa::Instruction;
 using isa::OperandKind;
-
-std::vector<uint32_t> Successors(const isa::Kernel& k, uint32_t pc) {
-  const Instruction& inst = k.code[pc];
-  switch (inst.op) {
-    case isa::Opcode::kExit:
-      return {};
-    case isa::Opcode::kBranch:
-      return {inst.operands[0].label};
-    case isa::Opcode::kBranchNonZero:
-    case isa::Opcode::kBranchZero:
-      return {pc + 1, inst.operands[1].label};
-    default:
-      return {pc + 1};
-  }
-}
-
-}  // namespace
 
 Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts) {
   const uint32_t n = static_cast<uint32_t>(kernel.code.size());
@@ -53,7 +36,7 @@ Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts) {
     changed = false;
     for (uint32_t pc = n; pc-- > 0;) {
       std::vector<uint32_t> live;
-      for (uint32_t s : Successors(kernel, pc)) {
+      for (uint32_t s : isa::SuccessorsOf(kernel, pc)) {
         if (s >= n) continue;
         std::vector<uint32_t> merged;
         std::set_union(live.begin(), live.end(), live_in[s].begin(),
@@ -96,7 +79,7 @@ Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts) {
     std::vector<std::vector<uint32_t>> out_at(num_vregs), defs_at(num_vregs);
     for (uint32_t pc = 0; pc < n; ++pc) {
       std::vector<uint32_t> out;
-      for (uint32_t s : Successors(kernel, pc)) {
+      for (uint32_t s : isa::SuccessorsOf(kernel, pc)) {
         if (s < n) out.insert(out.end(), live_in[s].begin(), live_in[s].end());
       }
       std::sort(out.begin(), out.end());

@@ -94,10 +94,14 @@ struct ChipTiming {
 
   // --- M3 (Apple9), V [TT] -----------------------------------------------
   // Dynamic Caching: registers allocated by actual use, from one on-chip
-  // pool shared with threadgroup memory. Assumption: a thread holds this
-  // fraction of its peak register count on average.
+  // pool shared with threadgroup memory. Modelled: a thread holds the
+  // registers live at the instruction it runs, so occupancy counts their
+  // mean over the instructions issued (emu/timing/registers_in_use.h), not
+  // the kernel's peak. Assumption (no published number): allocation has no
+  // granularity and costs nothing; a pool that runs short spills to the
+  // next level in the hardware, which is not modelled (occupancy keeps the
+  // mean within the pool).
   bool dynamic_caching = false;
-  double dynamic_register_fraction = 0.75;
   // FP32 can dual-issue with an FP16 or integer instruction.
   bool fp32_dual_issue = false;
 

@@ -7,7 +7,8 @@ namespace mtlemu::emu {
 
 Occupancy ComputeOccupancy(const ChipTiming& chip, uint32_t registers,
                            uint32_t threads_per_threadgroup,
-                           uint32_t threadgroup_memory) {
+                           uint32_t threadgroup_memory,
+                           std::optional<double> registers_in_use) {
   Occupancy o;
   const uint32_t sgs =
       std::max<uint32_t>(1, (threads_per_threadgroup + 31) / 32);
@@ -24,8 +25,12 @@ Occupancy ComputeOccupancy(const ChipTiming& chip, uint32_t registers,
   uint64_t by_registers = kUnlimited;
   uint64_t by_memory = kUnlimited;
   if (chip.dynamic_caching) {
-    // One pool for both, registers by their average use.
-    register_bytes *= chip.dynamic_register_fraction;
+    // One pool for both, registers by their use.
+    if (registers_in_use) {
+      register_bytes =
+          std::clamp(*registers_in_use, 1.0, static_cast<double>(held)) * 4.0 *
+          threads;
+    }
     const double pool =
         chip.register_file_bytes + chip.threadgroup_memory_per_core;
     by_registers =

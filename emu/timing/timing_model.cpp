@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <optional>
 
 #include "emu/timing/cache_model.h"
 #include "emu/timing/core_model.h"
 #include "emu/timing/instruction_timing.h"
 #include "emu/timing/line_set.h"
 #include "emu/timing/occupancy.h"
+#include "emu/timing/registers_in_use.h"
 
 namespace mtlemu::emu {
 namespace {
@@ -41,7 +43,9 @@ struct TimingModel::State {
   uint32_t threads_per_threadgroup;
   uint32_t threadgroup_memory;
   std::vector<InstructionTiming> timings;
+  // Set, with the cores, by the first batch (Start).
   Occupancy occupancy;
+  double registers_in_use = 0;
   tbb::task_arena arena;  // the cores' epochs run here
   std::vector<std::unique_ptr<CoreModel>> cores;
   CacheModel l2, slc;
@@ -67,14 +71,27 @@ struct TimingModel::State {
         threads_per_threadgroup(threads),
         threadgroup_memory(tg_memory),
         timings(InstructionTimings(k)),
-        occupancy(ComputeOccupancy(c, k.registers, threads, tg_memory)),
         arena(o.host_threads > 0 ? o.host_threads : tbb::task_arena::automatic),
         l2(c.l2_bytes, c.line_bytes, c.l2_ways),
-        slc(c.slc_bytes, c.line_bytes, c.l2_ways) {
-    for (int i = 0; i < c.spec.gpu_cores; ++i) {
+        slc(c.slc_bytes, c.line_bytes, c.l2_ways) {}
+
+  // Occupancy and the cores, once the first batch is in: on M3 (Dynamic
+  // Caching) occupancy counts the registers the batch's threads hold on
+  // average as they run. The first batch is the same threadgroups on any
+  // number of host threads (RunDispatch), so the result is too.
+  void Start(const std::vector<ThreadgroupTrace>& first_batch) {
+    const double mean =
+        MeanRegistersInUse(LiveRegisters(kernel, timings), first_batch);
+    registers_in_use = mean > 0 ? mean : kernel.registers;
+    occupancy = ComputeOccupancy(
+        chip, kernel.registers, threads_per_threadgroup, threadgroup_memory,
+        chip.dynamic_caching ? std::optional<double>(registers_in_use)
+                             : std::nullopt);
+    for (int i = 0; i < chip.spec.gpu_cores; ++i) {
       cores.push_back(std::make_unique<CoreModel>(
           chip, timings, i, occupancy.threadgroups_per_core,
-          occupancy.simd_groups_per_threadgroup, k.registers, o.simd_detail));
+          occupancy.simd_groups_per_threadgroup, kernel.registers,
+          options.simd_detail));
       counters.push_back({"resident SIMD groups", i, {}});
       counters.push_back({"ALU busy %", i, {}});
     }
@@ -194,6 +211,7 @@ TimingModel::TimingModel(const ChipTiming& chip, const isa::Kernel& kernel,
 TimingModel::~TimingModel() = default;
 
 void TimingModel::Consume(std::vector<ThreadgroupTrace>& batch) {
+  if (state_->cores.empty()) state_->Start(batch);
   for (ThreadgroupTrace& t : batch) {
     state_->queue.push_back(std::move(t));
     ++state_->threadgroups;
@@ -212,6 +230,7 @@ void TimingModel::Consume(std::vector<ThreadgroupTrace>& batch) {
 
 TimingReport TimingModel::Finish(traces::Timeline* timeline) {
   State& s = *state_;
+  if (s.cores.empty()) s.Start({});
   s.Advance(true);
   s.SampleCounters();
   const ChipTiming& chip = s.chip;
@@ -274,6 +293,8 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     }
   }
   r.registers = s.kernel.registers;
+  r.registers_in_use = s.registers_in_use;
+  r.dynamic_caching = chip.dynamic_caching;
   if (r.registers > chip.max_registers_per_thread) {
     r.notes.push_back(fmt::format(
         "the kernel needs {} registers per thread and a thread has {}: "

@@ -61,9 +61,12 @@ std::string FormatReportText(const TimingReport& r) {
   s += fmt::format(
       "  occupancy: {:.1f}% achieved (Occupancy); {} threadgroups of {} "
       "threads per core ({} SIMD groups) by the limit, limited by {} ({} "
-      "registers per thread, {} bytes of threadgroup memory)\n",
+      "registers per thread, {:.1f} live on average{}; {} bytes of "
+      "threadgroup memory)\n",
       100 * r.occupancy, r.threadgroups_per_core, r.threads_per_threadgroup,
       r.max_simd_groups_per_core, r.occupancy_limiter, r.registers,
+      r.registers_in_use,
+      r.dynamic_caching ? ", allocated by use (Dynamic Caching)" : "",
       r.threadgroup_memory);
   s += fmt::format(
       "  memory: L1 {} (hit {:.1f}%), L2 {} (hit {:.1f}%), SLC {}, DRAM {}\n",
@@ -127,6 +130,8 @@ std::string FormatReportJson(const TimingReport& r) {
   field("simd_efficiency", JsonNumber(r.simd_efficiency));
   field("instructions_by_unit", JsonObject(r.instructions_by_unit));
   field("registers", std::to_string(r.registers));
+  field("registers_in_use", JsonNumber(r.registers_in_use));
+  field("dynamic_caching", r.dynamic_caching ? "true" : "false");
   field("threadgroup_memory", std::to_string(r.threadgroup_memory));
   field("threads_per_threadgroup", std::to_string(r.threads_per_threadgroup));
   field("threadgroups_per_core", std::to_string(r.threadgroups_per_core));

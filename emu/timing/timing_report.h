@@ -30,7 +30,12 @@ struct TimingReport {
 
   // Occupancy: resident threadgroups per core by the chip's rule, and what
   // limits them ("threads", "registers", "threadgroup memory").
-  uint32_t registers = 0;           // per thread, 32-bit
+  uint32_t registers = 0;  // per thread, 32-bit: the kernel's allocation
+  // What a thread holds on average as it runs (the registers live at each
+  // instruction issued, over the first batch of threadgroups), and whether
+  // the chip allocates by it (M3's Dynamic Caching) or by `registers`.
+  double registers_in_use = 0;
+  bool dynamic_caching = false;
   uint32_t threadgroup_memory = 0;  // bytes per threadgroup
   uint32_t threads_per_threadgroup = 0;
   uint32_t threadgroups_per_core = 0;

@@ -550,15 +550,33 @@ TEST(Occupancy, M3PoolsRegistersAndThreadgroupMemory) {
     EXPECT_GE(o3.threadgroups_per_core, o2.threadgroups_per_core)
         << registers << " registers";
   }
-  // 100 registers, 256 threads: M2 holds register file / 102400 B; M3 holds
-  // (register file + threadgroup memory) / (102400 B x the average-use
-  // fraction), the same pool arithmetic by hand.
+  // 100 registers, 256 threads: M2 holds register file / 102400 B; M3,
+  // without a measured use, holds (register file + threadgroup memory) /
+  // 102400 B, the same pool arithmetic by hand.
   EXPECT_EQ(emu::ComputeOccupancy(m2, 100, 256, 0).threadgroups_per_core,
             m2.register_file_bytes / 102400u);
-  const double pool = m3.register_file_bytes + m3.threadgroup_memory_per_core;
+  const uint32_t pool =
+      m3.register_file_bytes + m3.threadgroup_memory_per_core;
+  EXPECT_EQ(emu::ComputeOccupancy(m3, 100, 256, 0).threadgroups_per_core,
+            pool / 102400u);
+  // With 25 registers in use on average: 25 x 4 B x 256 threads = 25600 B
+  // a threadgroup, plus 4 KB of threadgroup memory from the same pool.
+  EXPECT_EQ(emu::ComputeOccupancy(m3, 100, 256, 0, 25.0).threadgroups_per_core,
+            pool / 25600u);
   EXPECT_EQ(
-      emu::ComputeOccupancy(m3, 100, 256, 0).threadgroups_per_core,
-      static_cast<uint32_t>(pool / (102400.0 * m3.dynamic_register_fraction)));
+      emu::ComputeOccupancy(m3, 100, 256, 4096, 25.0).threadgroups_per_core,
+      pool / (25600u + 4096u));
+  EXPECT_EQ(emu::ComputeOccupancy(m3, 100, 256, 4096, 25.0).limiter,
+            "registers and threadgroup memory");
+  // The measured use matters only where registers are allocated by it.
+  EXPECT_EQ(emu::ComputeOccupancy(m2, 100, 256, 0, 25.0).threadgroups_per_core,
+            m2.register_file_bytes / 102400u);
+  // It never counts more than the allocation, nor less than one register.
+  EXPECT_EQ(
+      emu::ComputeOccupancy(m3, 100, 256, 0, 500.0).threadgroups_per_core,
+      pool / 102400u);
+  EXPECT_EQ(emu::ComputeOccupancy(m3, 100, 32, 0, 0.0).threadgroups_per_core,
+            m3.max_threads_per_core / 32);
 }
 
 TEST(Occupancy, ThreadgroupMemoryOfADispatch) {
@@ -599,7 +617,22 @@ TEST(Occupancy, RegisterHeavyKernelOnM2AndM3) {
             Chip("m2").register_file_bytes / (100u * 4 * 256));
   EXPECT_EQ(m2.occupancy_limiter, "registers");
   EXPECT_EQ(m3.registers, 100u);
-  EXPECT_GE(m3.threadgroups_per_core, m2.threadgroups_per_core);
+  // The kernel names r99 but holds at most two registers: per instruction
+  // (mov r0; add r99, r0; st r99; exit) 1, 2, 2 and 0 live, 1.25 on
+  // average, which M2 does not count and M3 allocates (Dynamic Caching):
+  // 1.25 x 4 B x 256 threads leaves the thread limit, 3072 / 256.
+  EXPECT_DOUBLE_EQ(m2.registers_in_use, 1.25);
+  EXPECT_FALSE(m2.dynamic_caching);
+  EXPECT_DOUBLE_EQ(m3.registers_in_use, 1.25);
+  EXPECT_TRUE(m3.dynamic_caching);
+  EXPECT_EQ(m3.threadgroups_per_core, 3072u / 256);
+  EXPECT_EQ(m3.occupancy_limiter, "threads");
+  EXPECT_NE(emu::FormatReportText(m3).find("1.2 live on average, allocated "
+                                           "by use (Dynamic Caching)"),
+            std::string::npos)
+      << emu::FormatReportText(m3);
+  EXPECT_NE(emu::FormatReportJson(m3).find("\"registers_in_use\": 1.25"),
+            std::string::npos);
 }
 
 // A thread has 128 registers: a kernel that needs more holds 128 (Metal's
