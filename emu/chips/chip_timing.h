@@ -102,7 +102,11 @@ struct ChipTiming {
   // next level in the hardware, which is not modelled (occupancy keeps the
   // mean within the pool).
   bool dynamic_caching = false;
-  // FP32 can dual-issue with an FP16 or integer instruction.
+  // FP32 can dual-issue with an FP16 or integer instruction. Modelled: FP32
+  // arithmetic has a pipe of its own beside the ALU pipe (integer, FP16,
+  // moves, compares), each at the ALU's cost, and a scheduler may issue to
+  // both in one cycle from two SIMD groups. Assumption (not stated): a
+  // SIMD group issues one instruction a cycle, and nothing else pairs.
   bool fp32_dual_issue = false;
 
   std::array<UnitCost, kNumExecUnits> unit_costs{};

@@ -40,8 +40,8 @@ CoreModel::CoreModel(const ChipTiming& chip,
              simd_groups_per_threadgroup),
       next_time_(chip.schedulers_per_core, kNever),
       oldest_(chip.schedulers_per_core, -1),
-      cached_warp_(chip.schedulers_per_core, -1),
-      cached_instruction_(chip.schedulers_per_core, nullptr),
+      cached_warp_(2 * chip.schedulers_per_core, -1),
+      cached_instruction_(2 * chip.schedulers_per_core, nullptr),
       l1_(chip.l1_bytes, chip.line_bytes, chip.l1_ways) {
   // CountStalls takes the schedulers that issued as a 64-bit mask.
   assert(schedulers_ >= 1 && schedulers_ <= 64);
@@ -60,7 +60,7 @@ CoreModel::CoreModel(const ChipTiming& chip,
 void CoreModel::Sync(const Warp& w) {
   queues_[w.scheduler].Set(w.position,
                            w.done || w.at_barrier ? kNever : w.ready,
-                           w.next_unit, !w.done);
+                           w.next_pipe, !w.done);
 }
 
 int CoreModel::FreeSlots(uint64_t now) {
@@ -125,8 +125,7 @@ void CoreModel::ComputeReady(Warp& w, uint64_t after) {
   }
   w.ready = ready;
   w.waiting_memory = memory;
-  w.next_unit = static_cast<int>(t.unit);
-  w.next_fp32 = t.fp32;
+  w.next_pipe = PipeOf(t);
   Sync(w);
 }
 
@@ -156,7 +155,8 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
     for (int s = 0; s < schedulers_; ++s) {
       if (next_time_[s] > now) continue;
       // Oldest ready SIMD group first (lowest slot: placed earliest among
-      // equals); M3 may issue an FP32 instruction beside another.
+      // equals); M3 may issue an FP32 instruction beside an integer or
+      // FP16 one.
       IssueQueue& q = queues_[s];
       const int first_position = q.FirstReady(now);
       if (first_position < 0) {
@@ -165,18 +165,9 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
       }
       issued |= uint64_t{1} << s;
       const int first = q.warp(first_position);
-      const bool first_fp32 = warps_[first].next_fp32;
+      const int pipe = q.pipe(first_position);
       Issue(warps_[first], s, now, shared);
-      if (chip_.fp32_dual_issue) {
-        for (size_t p = 0; p < q.size(); ++p) {
-          Warp& w = warps_[q.warp(p)];
-          if (q.warp(p) == first || q.IssueTime(p) > now) continue;
-          if (w.next_fp32 != first_fp32) {
-            Issue(w, s, now, shared);
-            break;
-          }
-        }
-      }
+      if (chip_.fp32_dual_issue) IssuePartner(s, first, pipe, now, shared);
       // It may issue again next cycle; if not, the scan there refreshes it.
       next_time_[s] = now + 1;
     }
@@ -213,14 +204,38 @@ void CoreModel::CountStalls(uint64_t from, uint64_t to, uint64_t issued) {
   }
 }
 
+int CoreModel::PipeOf(const InstructionTiming& t) const {
+  return chip_.fp32_dual_issue && t.fp32 ? kFp32Pipe : static_cast<int>(t.unit);
+}
+
+int CoreModel::PartnerPipe(int pipe) const {
+  constexpr int kAlu = static_cast<int>(isa::ExecUnit::kAlu);
+  if (pipe == kFp32Pipe) return kAlu;
+  if (pipe == kAlu) return kFp32Pipe;
+  return -1;
+}
+
+void CoreModel::IssuePartner(int scheduler, int first, int pipe, uint64_t now,
+                             const SharedView& shared) {
+  const int partner = PartnerPipe(pipe);
+  if (partner < 0) return;
+  IssueQueue& q = queues_[scheduler];
+  for (size_t p = 0; p < q.size(); ++p) {
+    if (q.pipe(p) != partner || q.warp(p) == first || q.IssueTime(p) > now) {
+      continue;
+    }
+    Issue(warps_[q.warp(p)], scheduler, now, shared);
+    return;
+  }
+}
+
 double CoreModel::OperandCycles(const InstructionTiming& t, int warp,
-                                int scheduler) const {
+                                int cache) const {
   // Only the full-rate pipe: a slower instruction reads its operands while
   // the pipe is busy with it anyway.
   if (t.unit != isa::ExecUnit::kAlu || t.reads.size() < 2) return 0;
-  const InstructionTiming* last = cached_warp_[scheduler] == warp
-                                      ? cached_instruction_[scheduler]
-                                      : nullptr;
+  const InstructionTiming* last =
+      cached_warp_[cache] == warp ? cached_instruction_[cache] : nullptr;
   int misses = 0;
   for (uint16_t r : t.reads) {
     const bool cached = last != nullptr &&
@@ -239,13 +254,14 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
   const InstructionTiming& t = timings_[e.pc];
   const UnitCost& cost = chip_.cost(t.unit);
   IssueQueue& queue = queues_[scheduler];
-  const int unit = static_cast<int>(t.unit);
+  const int pipe = PipeOf(t);
   const int warp = static_cast<int>(&w - warps_.data());
-  const double operand_cycles = OperandCycles(t, warp, scheduler);
-  cached_warp_[scheduler] = warp;
-  cached_instruction_[scheduler] = &t;
+  const int cache = OperandCache(scheduler, pipe);
+  const double operand_cycles = OperandCycles(t, warp, cache);
+  cached_warp_[cache] = warp;
+  cached_instruction_[cache] = &t;
   queue.set_pipe_free(
-      unit, std::max(queue.pipe_free(unit), static_cast<double>(now)) +
+      pipe, std::max(queue.pipe_free(pipe), static_cast<double>(now)) +
                 cost.cycles_per_instruction + operand_cycles);
   stats_.operand_cycles += operand_cycles;
 

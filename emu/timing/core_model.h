@@ -100,10 +100,9 @@ class CoreModel {
 
  private:
   struct Warp {
-    TraceCursor cursor;  // at the next instruction
-    uint64_t ready = 0;  // the next instruction may issue
-    int next_unit = 0;   // its unit (a pipe of the scheduler)
-    bool next_fp32 = false;
+    TraceCursor cursor;           // at the next instruction
+    uint64_t ready = 0;           // the next instruction may issue
+    int next_pipe = 0;            // the pipe it needs (PipeOf)
     bool waiting_memory = false;  // ready is set by a load
     bool at_barrier = false;
     bool done = true;
@@ -129,10 +128,20 @@ class CoreModel {
   // Tells the warp's scheduler queue what the warp now waits for.
   void Sync(const Warp& w);
   void Issue(Warp& w, int scheduler, uint64_t now, const SharedView& shared);
-  // Extra issue cycles of `t`, of the SIMD group `warp`, on `scheduler`:
-  // its register sources the operand cache does not hold.
-  double OperandCycles(const InstructionTiming& t, int warp,
-                       int scheduler) const;
+  // The pipe `t` issues to (issue_queue.h): its unit's, or on a chip that
+  // dual-issues FP32, kFp32Pipe for FP32 arithmetic.
+  int PipeOf(const InstructionTiming& t) const;
+  // On a chip that dual-issues FP32: the pipe an instruction issued to
+  // `pipe` may pair with in one cycle (FP32 with integer or FP16 on the
+  // ALU pipe, and back), or -1.
+  int PartnerPipe(int pipe) const;
+  // Issues, beside the SIMD group at `first` of `scheduler`'s queue that
+  // went to `pipe` this cycle, another one ready for the partner pipe.
+  void IssuePartner(int scheduler, int first, int pipe, uint64_t now,
+                    const SharedView& shared);
+  // Extra issue cycles of `t`, of the SIMD group `warp`, from operand cache
+  // `cache`: its register sources the cache does not hold.
+  double OperandCycles(const InstructionTiming& t, int warp, int cache) const;
   // `lines`: the event's e.line_count lines.
   uint64_t DeviceLoad(const TraceEvent& e, const uint64_t* lines, uint64_t now,
                       const SharedView& shared);
@@ -160,8 +169,12 @@ class CoreModel {
   std::vector<IssueQueue> queues_;   // per scheduler, with its pipes
   std::vector<uint64_t> next_time_;  // per scheduler (Refresh)
   std::vector<int> oldest_;          // per scheduler: oldest live warp, or -1
-  // Per scheduler, its operand cache (ChipTiming::register_cache_miss_
-  // cycles): the SIMD group and instruction it issued last, or -1.
+  // Operand caches (ChipTiming::register_cache_miss_cycles), two per
+  // scheduler (OperandCache): the SIMD group and instruction each served
+  // last, or -1.
+  int OperandCache(int scheduler, int pipe) const {
+    return 2 * scheduler + (pipe == kFp32Pipe ? 1 : 0);
+  }
   std::vector<int> cached_warp_;
   std::vector<const InstructionTiming*> cached_instruction_;
   bool refresh_all_ = false;  // a barrier released or a warp finished

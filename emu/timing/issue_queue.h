@@ -2,6 +2,9 @@
 // priority order, packed for the scans the scheduler makes in every cycle it
 // may issue: when each may issue next as far as its operands go (never when
 // done or at a barrier), the pipe it needs, and when each pipe is free.
+// A pipe is an execution unit of the opcode table (isa::ExecUnit), or, on a
+// chip that dual-issues FP32 (M3), kFp32Pipe: FP32 arithmetic then leaves
+// the ALU pipe to integer and FP16 instructions.
 // The earliest issue time over all of them and the oldest live one are kept
 // until something changes, so a scheduler that waits costs no scan.
 #pragma once
@@ -16,6 +19,9 @@
 
 namespace mtlemu::emu {
 
+inline constexpr int kFp32Pipe = kNumExecUnits;
+inline constexpr int kNumPipes = kNumExecUnits + 1;
+
 class IssueQueue {
  public:
   static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
@@ -25,34 +31,35 @@ class IssueQueue {
   explicit IssueQueue(std::vector<int> warps)
       : warps_(std::move(warps)),
         ready_(warps_.size(), kNever),
-        unit_(warps_.size(), 0),
+        pipe_(warps_.size(), 0),
         live_(warps_.size(), 0) {}
 
   size_t size() const { return warps_.size(); }
   int warp(size_t position) const { return warps_[position]; }
 
   // What the SIMD group at `position` waits for: its operands until
-  // `ready` (kNever: done or at a barrier), then the pipe of `unit`.
-  void Set(size_t position, uint64_t ready, int unit, bool live) {
+  // `ready` (kNever: done or at a barrier), then `pipe`.
+  void Set(size_t position, uint64_t ready, int pipe, bool live) {
     ready_[position] = ready;
-    unit_[position] = static_cast<uint8_t>(unit);
+    pipe_[position] = static_cast<uint8_t>(pipe);
     live_[position] = live ? 1 : 0;
     summary_valid_ = false;
   }
 
-  double pipe_free(int unit) const { return pipe_free_[unit]; }
-  void set_pipe_free(int unit, double cycle) {
-    pipe_free_[unit] = cycle;
+  int pipe(size_t position) const { return pipe_[position]; }
+  double pipe_free(int pipe) const { return pipe_free_[pipe]; }
+  void set_pipe_free(int pipe, double cycle) {
+    pipe_free_[pipe] = cycle;
     // A pipe accepts an instruction in the cycle its busy time ends in
     // (times are >= 0 and < 2^63: the signed conversion is the same, and
     // cheaper).
-    pipe_cycle_[unit] = static_cast<uint64_t>(static_cast<int64_t>(cycle));
+    pipe_cycle_[pipe] = static_cast<uint64_t>(static_cast<int64_t>(cycle));
     summary_valid_ = false;
   }
 
   // The cycle the SIMD group at `position` may issue in.
   uint64_t IssueTime(size_t position) const {
-    return std::max(ready_[position], pipe_cycle_[unit_[position]]);
+    return std::max(ready_[position], pipe_cycle_[pipe_[position]]);
   }
   // The first position that may issue at `now`, or -1.
   int FirstReady(uint64_t now) {
@@ -121,10 +128,10 @@ class IssueQueue {
 
   std::vector<int> warps_;
   std::vector<uint64_t> ready_;
-  std::vector<uint8_t> unit_;
+  std::vector<uint8_t> pipe_;
   std::vector<uint8_t> live_;
-  double pipe_free_[kNumExecUnits] = {};
-  uint64_t pipe_cycle_[kNumExecUnits] = {};
+  double pipe_free_[kNumPipes] = {};
+  uint64_t pipe_cycle_[kNumPipes] = {};
   bool summary_valid_ = false;
   uint64_t earliest_ = kNever;
   int first_at_earliest_ = -1;  // the first position issuing at earliest_

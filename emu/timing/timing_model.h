@@ -4,8 +4,9 @@
 //
 // Threadgroups go to cores in index order as resources free (occupancy from
 // threads, registers and threadgroup memory, by the chip's rule). Per core,
-// each scheduler issues one instruction per cycle (M3: an FP32 one and
-// another beside it) from its ready SIMD groups, oldest first; a SIMD group
+// each scheduler issues one instruction per cycle (M3: an FP32 one and an
+// integer or FP16 one of another SIMD group beside it, each on its own
+// pipe) from its ready SIMD groups, oldest first; a SIMD group
 // waits for the registers it reads (latency per unit, unit_costs.def) and for
 // its unit's pipe (throughput). Loads go through the core's L1, a shared
 // L2 and SLC, to DRAM at the chip's bandwidth, in 128-byte lines;

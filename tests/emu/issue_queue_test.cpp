@@ -66,24 +66,24 @@ TEST(IssueQueue, MatchesAPlainScan) {
   for (size_t i = 0; i < n; ++i) warps[i] = static_cast<int>(4 * i + 1);
   IssueQueue q(warps);
   std::vector<uint64_t> ready(n, kNever);
-  std::vector<int> unit(n, 0);
+  std::vector<int> pipe_of(n, 0);
   std::vector<bool> live(n, false);
-  std::vector<double> pipe(kNumExecUnits, 0);
+  std::vector<double> pipe(kNumPipes, 0);
   auto time = [&](size_t i) {
-    return std::max(ready[i], static_cast<uint64_t>(pipe[unit[i]]));
+    return std::max(ready[i], static_cast<uint64_t>(pipe[pipe_of[i]]));
   };
   for (int step = 0; step < 20000; ++step) {
     const uint64_t now = step / 4;
     if (random() % 3 == 0) {
-      const int u = static_cast<int>(random() % kNumExecUnits);
+      const int u = static_cast<int>(random() % kNumPipes);
       pipe[u] = std::max(pipe[u], double(now)) + (random() % 9) * 0.75;
       q.set_pipe_free(u, pipe[u]);
     } else {
       const size_t i = random() % n;
       live[i] = random() % 5 != 0;
       ready[i] = live[i] && random() % 4 != 0 ? now + random() % 40 : kNever;
-      unit[i] = static_cast<int>(random() % kNumExecUnits);
-      q.Set(i, ready[i], unit[i], live[i]);
+      pipe_of[i] = static_cast<int>(random() % kNumPipes);
+      q.Set(i, ready[i], pipe_of[i], live[i]);
     }
     uint64_t earliest = kNever;
     int first = -1, oldest = -1;

@@ -555,8 +555,7 @@ TEST(Occupancy, M3PoolsRegistersAndThreadgroupMemory) {
   // 102400 B, the same pool arithmetic by hand.
   EXPECT_EQ(emu::ComputeOccupancy(m2, 100, 256, 0).threadgroups_per_core,
             m2.register_file_bytes / 102400u);
-  const uint32_t pool =
-      m3.register_file_bytes + m3.threadgroup_memory_per_core;
+  const uint32_t pool = m3.register_file_bytes + m3.threadgroup_memory_per_core;
   EXPECT_EQ(emu::ComputeOccupancy(m3, 100, 256, 0).threadgroups_per_core,
             pool / 102400u);
   // With 25 registers in use on average: 25 x 4 B x 256 threads = 25600 B
@@ -572,9 +571,8 @@ TEST(Occupancy, M3PoolsRegistersAndThreadgroupMemory) {
   EXPECT_EQ(emu::ComputeOccupancy(m2, 100, 256, 0, 25.0).threadgroups_per_core,
             m2.register_file_bytes / 102400u);
   // It never counts more than the allocation, nor less than one register.
-  EXPECT_EQ(
-      emu::ComputeOccupancy(m3, 100, 256, 0, 500.0).threadgroups_per_core,
-      pool / 102400u);
+  EXPECT_EQ(emu::ComputeOccupancy(m3, 100, 256, 0, 500.0).threadgroups_per_core,
+            pool / 102400u);
   EXPECT_EQ(emu::ComputeOccupancy(m3, 100, 32, 0, 0.0).threadgroups_per_core,
             m3.max_threads_per_core / 32);
 }
@@ -1010,6 +1008,57 @@ TEST(Timing, OperandCache) {
   const emu::TimingReport l1 = TimedKernel(one, "m1", low, 128);
   EXPECT_EQ(l2.register_cache_miss_cycles, 0u);
   EXPECT_EQ(l2.cycles, l1.cycles);
+}
+
+// M3 issues an FP32 instruction beside an integer or FP16 one from another
+// SIMD group ([TT]); M2 issues one instruction a cycle per scheduler. A loop
+// of 10 instructions (8 of `body`, the counter's sub.u32 and the bnz) costs
+// M2 10 issue cycles; M3 pairs what it can: 4 FP32 with 4 of the 5 integer
+// (or FP16) instructions, then the fifth and the bnz alone, 6 cycles; 8
+// FP32 pair with the sub only, 9 cycles; 9 integer instructions and a
+// branch pair with nothing, 10.
+TEST(Timing, M3DualIssuesFp32BesideIntegerOrFp16) {
+  auto loop = [](const std::vector<std::string>& body) {
+    std::string isa =
+        ".kernel k\n.buffer 0 u0 device uint out\n"
+        "    mov.u32 r0, %thread_position_in_grid.x\n"
+        "    mov.u32 r1, 256\n";
+    for (int i = 2; i < 10; ++i) {
+      isa += "    mov.u32 r" + std::to_string(i) + ", r0\n";
+    }
+    isa += "loop:\n";
+    for (size_t i = 0; i < body.size(); ++i) {
+      // Independent chains: r2..r9, one an instruction.
+      isa += "    " + body[i] + " r" + std::to_string(2 + i) + ", r" +
+             std::to_string(2 + i) + ", 3\n";
+    }
+    return isa +
+           "    sub.u32 r1, r1, 1\n    bnz r1, loop, done\ndone:\n"
+           "    st.device.u32 [u0 + r0*4], r2\n    exit\n.end\n";
+  };
+  const std::string f32 = "mul.f32", u32 = "add.u32", f16 = "add.f16";
+  const std::string mixed = loop({f32, u32, f32, u32, f32, u32, f32, u32});
+  const std::string half = loop({f32, f16, f32, f16, f32, f16, f32, f16});
+  const std::string fp32 = loop({f32, f32, f32, f32, f32, f32, f32, f32});
+  const std::string integer = loop({u32, u32, u32, u32, u32, u32, u32, u32});
+  ASSERT_FALSE(Chip("m2").fp32_dual_issue);
+  ASSERT_TRUE(Chip("m3").fp32_dual_issue);
+  ASSERT_EQ(Chip("m2").spec.gpu_cores, Chip("m3").spec.gpu_cores);
+  // Full cores, 2 waves: issue-bound on both chips.
+  const uint32_t threads = Chip("m2").spec.gpu_cores * 3072 * 2;
+  auto ratio = [&](const std::string& isa) {
+    const emu::TimingReport m2 = TimedKernel(isa, "m2", threads, 256);
+    const emu::TimingReport m3 = TimedKernel(isa, "m3", threads, 256);
+    return static_cast<double>(m3.cycles) / m2.cycles;
+  };
+  // The oldest-first scheduler leaves a few pairs unmade (up to 10 %).
+  const double with_integer = ratio(mixed), only_fp32 = ratio(fp32);
+  EXPECT_GE(with_integer, 0.6);
+  EXPECT_LE(with_integer, 0.66);
+  EXPECT_EQ(ratio(half), with_integer);
+  EXPECT_GE(only_fp32, 0.9);
+  EXPECT_LE(only_fp32, 0.95);
+  EXPECT_NEAR(ratio(integer), 1.0, 0.01);
 }
 
 }  // namespace
