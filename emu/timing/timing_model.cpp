@@ -386,6 +386,11 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
   const double buffer_write = 100.0 * sum.store_lines * chip.line_bytes /
                               (core_cycles * chip.l2_bytes_per_clock);
   const double threadgroup_load = 100.0 * sum.threadgroup_cycles / core_cycles;
+  // Requests to the highest GPU cache, L2 (loads that missed L1, stores).
+  const double last_level_cache =
+      100.0 * r.l2_bytes / (core_cycles * chip.l2_bytes_per_clock);
+  const double read_gbps = r.dram_read_bytes / seconds / 1e9;
+  const double write_gbps = r.dram_write_bytes / seconds / 1e9;
   r.xcode_counters = {
       {"ALU Utilization", 100 * r.alu_utilization},
       {"F32 Utilization",
@@ -394,8 +399,12 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
       {"Buffer Read Limiter", buffer_read},
       {"Buffer Write Limiter", buffer_write},
       {"Threadgroup/Imageblock Load Limiter", threadgroup_load},
-      {"GPU Read Bandwidth", r.dram_read_bytes / seconds / 1e9},
-      {"GPU Write Bandwidth", r.dram_write_bytes / seconds / 1e9}};
+      {"Last Level Cache Limiter", last_level_cache},
+      // Percent of the chip's peak memory bandwidth, as Xcode defines them.
+      {"GPU Memory Read Limiter", 100 * read_gbps / chip.dram_gbps},
+      {"GPU Memory Write Limiter", 100 * write_gbps / chip.dram_gbps},
+      {"GPU Read Bandwidth", read_gbps},
+      {"GPU Write Bandwidth", write_gbps}};
 
   if (timeline != nullptr) {
     timeline->chip = r.chip;

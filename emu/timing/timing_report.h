@@ -69,8 +69,10 @@ struct TimingReport {
   // Xcode's GPU counters, as the model sees them (percent, or GB/s for the
   // bandwidths): "ALU Utilization", "F32 Utilization", "Kernel Occupancy",
   // "Buffer Read Limiter", "Buffer Write Limiter", "Threadgroup/Imageblock
-  // Load Limiter", "GPU Read Bandwidth", "GPU Write Bandwidth", and "Top
-  // Performance Limiter" (the largest limiter, by name, in `limiter`).
+  // Load Limiter", "Last Level Cache Limiter", "GPU Memory Read Limiter",
+  // "GPU Memory Write Limiter", "GPU Read Bandwidth", "GPU Write
+  // Bandwidth". The model's limiters are how busy each path is over the
+  // dispatch, without the stalls Xcode's would add.
   std::vector<std::pair<std::string, double>> xcode_counters;
   // Fractions of scheduler cycles without an issue, by reason.
   std::vector<std::pair<std::string, double>> stalls;

@@ -884,8 +884,9 @@ TEST(Timing, XcodeCountersAreConsistent) {
   for (const char* name :
        {"ALU Utilization", "F32 Utilization", "Kernel Occupancy",
         "Buffer Read Limiter", "Buffer Write Limiter",
-        "Threadgroup/Imageblock Load Limiter", "GPU Read Bandwidth",
-        "GPU Write Bandwidth"}) {
+        "Threadgroup/Imageblock Load Limiter", "Last Level Cache Limiter",
+        "GPU Memory Read Limiter", "GPU Memory Write Limiter",
+        "GPU Read Bandwidth", "GPU Write Bandwidth"}) {
     ASSERT_TRUE(c.count(name)) << name;
     if (std::string(name).find("Bandwidth") == std::string::npos) {
       EXPECT_GE(c[name], 0.0) << name;
@@ -897,6 +898,17 @@ TEST(Timing, XcodeCountersAreConsistent) {
   // A vector add reads two floats for each it writes.
   EXPECT_NEAR(c["GPU Read Bandwidth"] / c["GPU Write Bandwidth"], 2.0, 0.05);
   EXPECT_DOUBLE_EQ(c["Kernel Occupancy"], 100 * r.occupancy);
+  // The memory limiters are the bandwidths over M1's 68.25 GB/s.
+  EXPECT_NEAR(c["GPU Memory Read Limiter"],
+              100 * c["GPU Read Bandwidth"] / 68.25, 1e-9);
+  EXPECT_NEAR(c["GPU Memory Write Limiter"],
+              100 * c["GPU Write Bandwidth"] / 68.25, 1e-9);
+  // Every line crosses L2 (a streaming kernel hits L1 only on the constant
+  // n): two loaded and one stored per SIMD group, 384 bytes for 32
+  // elements, over the dispatch's core-cycles at 32 bytes a clock.
+  const double l2_bytes = 384.0 * (1 << 20) / 32;
+  EXPECT_NEAR(c["Last Level Cache Limiter"],
+              100 * l2_bytes / (r.cycles * 8.0 * 32), 1e-6);
 }
 
 }  // namespace
