@@ -47,6 +47,10 @@ struct ChipTiming {
   int l2_ways = 16;
 
   // --- the memory system (chip_memory.def) -------------------------------
+  // The SLC is a memory-side cache that the CPU sees too: a kernel's
+  // stores are done when they reach it. Assumption (no published number):
+  // it takes a kernel's last writes up to its whole size and writes them
+  // back to DRAM after the kernel.
   uint32_t l2_bytes = 0;
   uint64_t slc_bytes = 0;
   double dram_gbps = 0;

@@ -1,6 +1,7 @@
 #include "emu/timing/core_model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -168,10 +169,17 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
       const int pipe = q.pipe(first_position);
       Issue(warps_[first], s, now, shared);
       if (chip_.fp32_dual_issue) IssuePartner(s, first, pipe, now, shared);
+      // (A partner is ALU work only beside ALU work.)
+      if (pipe == kFp32Pipe || pipe == static_cast<int>(isa::ExecUnit::kAlu)) {
+        ++stats_.alu_issue_cycles;
+      }
       // It may issue again next cycle; if not, the scan there refreshes it.
       next_time_[s] = now + 1;
     }
     CountStalls(now, now + 1, issued);
+    const int issuing = std::popcount(issued);
+    stats_.issue_cycles += issuing;
+    epoch_issues_ += issuing;
     if (refresh_all_) {
       for (int s = 0; s < schedulers_; ++s) Refresh(s);
     }
@@ -266,12 +274,10 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
   stats_.operand_cycles += operand_cycles;
 
   ++stats_.instructions;
-  ++epoch_issues_;
   stats_.lane_instructions += e.lanes;
   ++stats_.by_unit[static_cast<int>(t.unit)];
   stats_.flops +=
       static_cast<double>(t.flops_per_lane) * e.lanes + t.flops_per_simd_group;
-  if (t.unit == isa::ExecUnit::kAlu) ++stats_.alu_issues;
 
   const uint64_t* lines = w.cursor.lines();
   uint64_t done = now + Ceil(cost.latency + operand_cycles);

@@ -34,7 +34,10 @@ struct CoreStats {
   uint64_t lane_instructions = 0;
   std::vector<uint64_t> by_unit = std::vector<uint64_t>(kNumExecUnits, 0);
   double flops = 0;
-  uint64_t alu_issues = 0;
+  // Scheduler cycles that issued: anything, and ALU work (M3 may issue
+  // two instructions in one; a cycle counts once).
+  uint64_t issue_cycles = 0;
+  uint64_t alu_issue_cycles = 0;
   uint64_t l1_lines = 0, l1_hits = 0;
   uint64_t l2_lines = 0, l2_hits = 0;
   uint64_t slc_lines = 0;
@@ -77,11 +80,28 @@ class CoreModel {
     dram_port_free_ = std::max(
         0.0, dram_port_free_ - lines * chip_.line_bytes / DramBytesPerClock());
   }
-  // When the core's DRAM port has sent everything (stores included).
-  uint64_t dram_done() const {
-    return static_cast<uint64_t>(std::ceil(dram_port_free_));
+  // When the core's stores are done, and how many of their bytes the SLC
+  // still holds then. A store is done once it has left the core (its L2
+  // port) and reached the SLC, a memory-side cache the CPU sees, so a
+  // kernel's last writes need not reach DRAM before it completes: the SLC
+  // takes up to `slc_share` bytes of the stores still queued for the DRAM
+  // port then, and only the rest must drain first.
+  struct StoreDrain {
+    uint64_t done = 0;
+    uint64_t held_bytes = 0;  // written back after the kernel
+  };
+  StoreDrain DrainStores(double slc_share) const {
+    const double left =
+        std::max(static_cast<double>(last_cycle_), l2_port_free_);
+    const double rate = DramBytesPerClock();
+    const double queued = std::max(0.0, dram_port_free_ - left) * rate;
+    const double held = std::min(queued, slc_share);
+    return {static_cast<uint64_t>(std::ceil(left + (queued - held) / rate)),
+            static_cast<uint64_t>(held)};
   }
-  // Issues and resident SIMD-group cycles since the last call (counters).
+
+  // Issue cycles and resident SIMD-group cycles since the last call
+  // (counters).
   void TakeActivity(uint64_t* issues, double* resident_cycles) {
     *issues = epoch_issues_;
     *resident_cycles = epoch_resident_;

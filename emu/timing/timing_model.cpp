@@ -249,7 +249,8 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     sum.lane_instructions += c.lane_instructions;
     for (int u = 0; u < kNumExecUnits; ++u) sum.by_unit[u] += c.by_unit[u];
     sum.flops += c.flops;
-    sum.alu_issues += c.alu_issues;
+    sum.issue_cycles += c.issue_cycles;
+    sum.alu_issue_cycles += c.alu_issue_cycles;
     sum.l1_lines += c.l1_lines;
     sum.l1_hits += c.l1_hits;
     sum.l2_lines += c.l2_lines;
@@ -267,10 +268,17 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     sum.stall_idle += c.stall_idle;
     sum.resident_simd_group_cycles += c.resident_simd_group_cycles;
   }
-  // Stores still leaving for DRAM when the last instruction issued.
+  // Stores the SLC cannot take before the kernel completes (each core its
+  // share of it) drain first; what it takes reaches DRAM after the kernel.
+  const double slc_share =
+      static_cast<double>(chip.slc_bytes) / chip.spec.gpu_cores;
   for (const auto& core : s.cores) {
-    r.cycles = std::max(r.cycles, core->dram_done());
+    const CoreModel::StoreDrain drain = core->DrainStores(slc_share);
+    r.cycles = std::max(r.cycles, drain.done);
+    r.slc_held_write_bytes += drain.held_bytes;
   }
+  sum.dram_write_bytes -=
+      std::min(sum.dram_write_bytes, r.slc_held_write_bytes);
   // Epochs run whole: what the cores idled after the end is not a stall.
   const uint64_t after_end =
       s.now > r.cycles
@@ -328,7 +336,7 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
   r.achieved_tflops = sum.flops / seconds / 1e12;
   r.peak_tflops = chip.peak_flops() / 1e12;
   const double slots = cycles * chip.spec.gpu_cores * chip.schedulers_per_core;
-  r.alu_utilization = sum.alu_issues / slots;
+  r.alu_utilization = sum.alu_issue_cycles / slots;
   r.dram_bandwidth_utilization = r.achieved_dram_gbps / r.peak_dram_gbps;
   const double stalled = sum.stall_memory + sum.stall_dependency +
                          sum.stall_pipe + sum.stall_barrier + sum.stall_idle;
@@ -343,7 +351,7 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
 
   // The verdict: the most used resource if it is near its peak, else why
   // the schedulers sit idle.
-  const double issue_utilization = sum.instructions / slots;
+  const double issue_utilization = sum.issue_cycles / slots;
   const double f32_utilization =
       r.peak_tflops > 0 ? r.achieved_tflops / r.peak_tflops : 0;
   const double pipe_share = sum.stall_pipe / slots;

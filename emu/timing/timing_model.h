@@ -9,7 +9,9 @@
 // pipe) from its ready SIMD groups, oldest first; a SIMD group
 // waits for the registers it reads (latency per unit, unit_costs.def) and for
 // its unit's pipe (throughput). Loads go through the core's L1, a shared
-// L2 and SLC, to DRAM at the chip's bandwidth, in 128-byte lines;
+// L2 and SLC, to DRAM at the chip's bandwidth, in 128-byte lines; stores
+// go through L2 to DRAM, and the kernel completes when they have reached
+// the SLC (what it cannot hold must reach DRAM first);
 // threadgroup memory costs its bank conflicts; barriers wait for every SIMD
 // group of the threadgroup.
 //

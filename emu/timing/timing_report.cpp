@@ -69,9 +69,13 @@ std::string FormatReportText(const TimingReport& r) {
       r.dynamic_caching ? ", allocated by use (Dynamic Caching)" : "",
       r.threadgroup_memory);
   s += fmt::format(
-      "  memory: L1 {} (hit {:.1f}%), L2 {} (hit {:.1f}%), SLC {}, DRAM {}\n",
+      "  memory: L1 {} (hit {:.1f}%), L2 {} (hit {:.1f}%), SLC {}, DRAM {}{}\n",
       Bytes(r.l1_bytes), 100 * r.l1_hit_rate, Bytes(r.l2_bytes),
-      100 * r.l2_hit_rate, Bytes(r.slc_bytes), Bytes(r.dram_bytes));
+      100 * r.l2_hit_rate, Bytes(r.slc_bytes), Bytes(r.dram_bytes),
+      r.slc_held_write_bytes > 0
+          ? " (and " + Bytes(r.slc_held_write_bytes) +
+                " of writes the SLC holds at the end, for DRAM after it)"
+          : "");
   s += fmt::format("  DRAM bandwidth: {:.1f} GB/s of {:.1f} GB/s ({:.1f}%)\n",
                    r.achieved_dram_gbps, r.peak_dram_gbps,
                    100 * r.dram_bandwidth_utilization);
@@ -142,6 +146,7 @@ std::string FormatReportJson(const TimingReport& r) {
   field("l2_bytes", std::to_string(r.l2_bytes));
   field("slc_bytes", std::to_string(r.slc_bytes));
   field("dram_bytes", std::to_string(r.dram_bytes));
+  field("slc_held_write_bytes", std::to_string(r.slc_held_write_bytes));
   field("l1_hit_rate", JsonNumber(r.l1_hit_rate));
   field("l2_hit_rate", JsonNumber(r.l2_hit_rate));
   field("achieved_dram_gbps", JsonNumber(r.achieved_dram_gbps));

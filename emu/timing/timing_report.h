@@ -47,7 +47,10 @@ struct TimingReport {
   uint64_t l1_bytes = 0;
   uint64_t l2_bytes = 0;
   uint64_t slc_bytes = 0;
-  uint64_t dram_bytes = 0;  // read + written
+  uint64_t dram_bytes = 0;  // read + written while the kernel ran
+  // Writes the SLC still held when the kernel completed: they reach DRAM
+  // after it, and are not in dram_bytes.
+  uint64_t slc_held_write_bytes = 0;
   double l1_hit_rate = 0;
   double l2_hit_rate = 0;
   double achieved_dram_gbps = 0;
