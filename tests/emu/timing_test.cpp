@@ -220,9 +220,10 @@ struct MixedRun {
 
 // kMixed on M1, timed with its timeline (the trace's JSON in `trace`)
 // unless `timed` is false.
-MixedRun RunMixed(int host_threads, bool timed = true) {
+MixedRun RunMixed(int host_threads, bool timed = true,
+                  std::string_view chip = "m1") {
   MixedRun run;
-  KernelHarness h(kMixed, "", "m1", host_threads);
+  KernelHarness h(kMixed, "", chip, host_threads);
   EXPECT_TRUE(h.status().ok()) << h.status().error().message;
   if (timed) EnableTiming(h, /*timeline=*/true);
   h.SetBuffer(0, Ramp(kMixedThreads, 0.25f));
@@ -322,6 +323,17 @@ TEST(Timing, SameReportOnAnyNumberOfHostThreads) {
     EXPECT_TRUE(other.trace == one.trace)
         << "the trace differs on " << threads << " host threads";
     EXPECT_TRUE(BitIdentical(other.out, one.out)) << threads << " host threads";
+  }
+  // M3 too: its FP32 pipe pairs with another SIMD group's instruction, and
+  // its occupancy comes from the first batch of threadgroups.
+  const MixedRun m3 = RunMixed(1, true, "m3");
+  ASSERT_FALSE(m3.json.empty());
+  EXPECT_TRUE(m3.report.dynamic_caching);
+  for (int threads : {2, 5}) {
+    const MixedRun other = RunMixed(threads, true, "m3");
+    EXPECT_EQ(other.json, m3.json) << threads << " host threads on m3";
+    EXPECT_TRUE(other.trace == m3.trace)
+        << "the m3 trace differs on " << threads << " host threads";
   }
 }
 
