@@ -43,7 +43,8 @@ CoreModel::CoreModel(const ChipTiming& chip,
       oldest_(chip.schedulers_per_core, -1),
       cached_warp_(2 * chip.schedulers_per_core, -1),
       cached_instruction_(2 * chip.schedulers_per_core, nullptr),
-      l1_(chip.l1_bytes, chip.line_bytes, chip.l1_ways) {
+      l1_(chip.l1_bytes, chip.line_bytes, chip.l1_ways),
+      dram_share_(chip.dram_bytes_per_clock() / chip.spec.gpu_cores) {
   // CountStalls takes the schedulers that issued as a 64-bit mask.
   assert(schedulers_ >= 1 && schedulers_ <= 64);
   std::vector<std::vector<int>> by_scheduler(schedulers_);
@@ -135,8 +136,9 @@ void CoreModel::Refresh(int scheduler) {
   oldest_[scheduler] = queues_[scheduler].OldestLive();
 }
 
-void CoreModel::RunEpoch(uint64_t begin, uint64_t end,
+void CoreModel::RunEpoch(uint64_t begin, uint64_t end, double dram_share,
                          const SharedView& shared) {
+  dram_share_ = dram_share;
   fetched_this_epoch_.Clear();
   for (int s = 0; s < schedulers_; ++s) Refresh(s);
   uint64_t now = std::max(now_, begin);

@@ -64,9 +64,15 @@ class CoreModel {
   // Places a threadgroup in a free slot, starting at `now`.
   void Place(ThreadgroupTrace&& trace, uint64_t now);
   bool Idle() const;
+  // Whether the core's DRAM port is still sending at `cycle`.
+  bool DramBusy(uint64_t cycle) const {
+    return dram_port_free_ > static_cast<double>(cycle);
+  }
 
-  // Runs cycles [begin, end).
-  void RunEpoch(uint64_t begin, uint64_t end, const SharedView& shared);
+  // Runs cycles [begin, end), with `dram_share` bytes per clock of the
+  // chip's DRAM bandwidth: the cores with work share it evenly.
+  void RunEpoch(uint64_t begin, uint64_t end, double dram_share,
+                const SharedView& shared);
 
   // What the epoch did to shared state, in order; cleared by the model.
   std::vector<uint64_t>& l2_reads() { return l2_reads_; }
@@ -166,9 +172,7 @@ class CoreModel {
   uint64_t DeviceLoad(const TraceEvent& e, const uint64_t* lines, uint64_t now,
                       const SharedView& shared);
   void DeviceStore(const TraceEvent& e, const uint64_t* lines, uint64_t now);
-  double DramBytesPerClock() const {
-    return chip_.dram_bytes_per_clock() / chip_.spec.gpu_cores;
-  }
+  double DramBytesPerClock() const { return dram_share_; }
   void ComputeReady(Warp& w, uint64_t after);
   void FinishWarp(Warp& w, uint64_t now);
   void ReleaseBarrier(int slot, uint64_t now);
@@ -202,8 +206,11 @@ class CoreModel {
 
   CacheModel l1_;
   LineSet fetched_this_epoch_;  // lines now in L2
-  // Ports: busy until. DRAM: each core its share of the chip's attainable
-  // bandwidth (8-10 B per core-clock on Max chips [T], total / cores).
+  // Ports: busy until. DRAM: each core with work its share of the chip's
+  // attainable bandwidth (8-10 B per core-clock on Max chips with every
+  // core busy [T], total / cores; more when fewer cores have work, up to
+  // what the core's SLC port takes).
+  double dram_share_ = 0;
   double l1_port_free_ = 0, l2_port_free_ = 0, slc_port_free_ = 0,
          dram_port_free_ = 0, threadgroup_port_free_ = 0;
   uint64_t now_ = 0;

@@ -135,10 +135,16 @@ struct TimingModel::State {
       view.l2 = &l2;
       view.slc = &slc;
       const uint64_t begin = now, end = now + kEpochCycles;
+      // The cores with work (or stores still leaving) share DRAM.
+      const size_t busy = std::max<size_t>(
+          1, std::count_if(cores.begin(), cores.end(), [&](const auto& c) {
+            return !c->Idle() || c->DramBusy(begin);
+          }));
+      const double dram_share = chip.dram_bytes_per_clock() / busy;
       // Cores are independent within an epoch.
       arena.execute([&] {
         tbb::parallel_for(size_t{0}, cores.size(), [&](size_t i) {
-          cores[i]->RunEpoch(begin, end, view);
+          cores[i]->RunEpoch(begin, end, dram_share, view);
         });
       });
       // Shared state, in core order.
@@ -378,6 +384,18 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     r.limiter = "occupancy";
     r.verdict = "too few SIMD groups per core to hide latency (limited by " +
                 r.occupancy_limiter + ")";
+  } else if (r.occupancy < 0.25 &&
+             r.threadgroups <
+                 uint64_t{r.threadgroups_per_core} * chip.spec.gpu_cores) {
+    r.limiter = "occupancy";
+    r.verdict = fmt::format(
+        "too few SIMD groups to hide latency: the dispatch's {} threadgroups "
+        "fill {} of the chip's {} threadgroup slots ({} cores x {})",
+        r.threadgroups,
+        percent(double(r.threadgroups) /
+                (r.threadgroups_per_core * chip.spec.gpu_cores)),
+        r.threadgroups_per_core * chip.spec.gpu_cores, chip.spec.gpu_cores,
+        r.threadgroups_per_core);
   } else {
     r.limiter = "latency";
     r.verdict = sum.stall_memory >= sum.stall_dependency

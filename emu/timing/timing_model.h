@@ -19,9 +19,10 @@
 // an epoch a core sees the shared caches and the DRAM queue as they were at
 // its start; at its end the cores' accesses are applied in core order (a
 // line two cores fetch in one epoch crosses from DRAM once, and the later
-// core gets back the port time it charged for it). Each core has its share
-// of the chip's DRAM bandwidth. So the result depends only on the kernel,
-// its inputs and the chip, never on the number of host threads.
+// core gets back the port time it charged for it). The cores with work
+// in an epoch share the chip's DRAM bandwidth evenly. So the result depends
+// only on the kernel, its inputs and the chip, never on the number of host
+// threads.
 #pragma once
 
 #include <cstdint>

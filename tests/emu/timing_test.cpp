@@ -476,6 +476,96 @@ TEST(Timing, TheSlcTakesAKernelsLastWrites) {
   EXPECT_LE(large.achieved_dram_gbps, attainable_gbps * 1.01);
 }
 
+// Too few SIMD groups to hide latency, for want of resources or of work:
+// a chain of 512 dependent fmas a thread waits out the ALU latency at each
+// step unless other SIMD groups issue meanwhile.
+std::string DependentFmaChain(uint32_t threadgroup_memory) {
+  std::string isa =
+      ".kernel chain\n.buffer 0 u0 device float out\n"
+      ".threadgroup_memory " +
+      std::to_string(threadgroup_memory) +
+      "\n    mov.u32 r0, %thread_position_in_grid.x\n"
+      "    cvt.f32.u32 r1, r0\n";
+  for (int i = 0; i < 512; ++i) isa += "    fma.f32 r1, r1, 0.5, 1.0\n";
+  return isa + "    st.device.f32 [u0 + r0*4], r1\n    exit\n.end\n";
+}
+
+TEST(Timing, OccupancyVerdicts) {
+  const ChipTiming m1 = Chip("m1");
+  // 32 KB of threadgroup memory a threadgroup: one fits M1's 60 KB, so a
+  // core holds 4 SIMD groups of its 96, whatever the grid.
+  const emu::TimingReport starved = TimedKernel(
+      DependentFmaChain(32 * 1024), "m1", 128 * m1.spec.gpu_cores * 4, 128);
+  EXPECT_EQ(starved.threadgroups_per_core, 1u);
+  EXPECT_EQ(starved.limiter, "occupancy") << starved.verdict;
+  EXPECT_NE(starved.verdict.find("limited by threadgroup memory"),
+            std::string::npos)
+      << starved.verdict;
+
+  // Without it, 24 threadgroups of 128 fit a core, but the grid has one a
+  // core: 8 of M1's 8 x 24 slots.
+  const emu::TimingReport small =
+      TimedKernel(DependentFmaChain(0), "m1", 128 * m1.spec.gpu_cores, 128);
+  EXPECT_EQ(small.threadgroups_per_core, 24u);
+  EXPECT_EQ(small.limiter, "occupancy") << small.verdict;
+  EXPECT_NE(small.verdict.find("8 threadgroups fill 4% of the chip's 192 "
+                               "threadgroup slots (8 cores x 24)"),
+            std::string::npos)
+      << small.verdict;
+  // Every slot filled: the latency is hidden, and issue limits.
+  const emu::TimingReport full = TimedKernel(
+      DependentFmaChain(0), "m1", 128 * m1.spec.gpu_cores * 24 * 2, 128);
+  EXPECT_EQ(full.limiter, "ALU") << full.verdict;
+}
+
+// The cores with work share the chip's DRAM bandwidth: two threadgroups on
+// a 32-core M1 Max each read 256 KB from DRAM (four loads in flight per
+// SIMD group, more than DRAM's latency needs), each at what its SLC port
+// takes (17.5 B per clock: at least 14980 cycles), not at a 32nd of the
+// chip (7.9 B per clock, 33180 cycles).
+TEST(Timing, FewBusyCoresShareDram) {
+  constexpr char kStream[] = R"(
+.kernel stream
+.buffer 0 u0 device float in
+.buffer 1 u2 device float out
+    mov.u32 r0, %thread_position_in_grid.x
+    mov.u32 r1, r0
+    mov.f32 r2, 0.0
+    mov.u32 r3, 16
+loop:
+    ld.device.f32 r4, [u0 + r1*4]
+    ld.device.f32 r5, [u0 + r1*4 + 8192]
+    ld.device.f32 r6, [u0 + r1*4 + 16384]
+    ld.device.f32 r7, [u0 + r1*4 + 24576]
+    add.f32 r2, r2, r4
+    add.f32 r2, r2, r5
+    add.f32 r2, r2, r6
+    add.f32 r2, r2, r7
+    add.u32 r1, r1, 8192
+    sub.u32 r3, r3, 1
+    bnz r3, loop, done
+done:
+    st.device.f32 [u2 + r0*4], r2
+    exit
+.end
+)";
+  const ChipTiming max = Chip("m1-max");
+  ASSERT_EQ(max.spec.gpu_cores, 32);
+  KernelHarness h(kStream, "", "m1-max");
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  EnableTiming(h);
+  h.SetBuffer(0, Ramp(2048 * 64, 1.0f));
+  h.SetBuffer(1, std::vector<float>(2048));
+  ASSERT_TRUE(Runs(h, {2048, 1, 1}, {1024, 1, 1}));
+  const emu::TimingReport* r = TimingOf(h);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->dram_read_bytes, 2u * 256 * 1024);
+  const double per_core = 256.0 * 1024;
+  EXPECT_GE(r->cycles, per_core / max.slc_bytes_per_clock);
+  EXPECT_LT(r->cycles,
+            0.6 * per_core / (max.dram_bytes_per_clock() / max.spec.gpu_cores));
+}
+
 // --- limits every report keeps --------------------------------------------
 
 // No report moves more bytes than the chip's DRAM can in its time, counts a
