@@ -154,6 +154,7 @@ int main(int argc, char** argv) {
 
   // --- 1. Instruction throughput and latency (per core: the same on M1,
   // M2, M3; measured on A14 and M1 Max [T]).
+  const std::string half_setup = "    mov.f16 r7, 0.999\n    mov.f16 r8, 0.5\n";
   const std::string matrix_setup =
       "    simdgroup_load.device.f32 r30, [u0], 8\n"
       "    simdgroup_load.device.f32 r32, [u0], 8\n";
@@ -164,6 +165,10 @@ int main(int argc, char** argv) {
        1, 3.7},
       {"IADD32", "", [](auto r) { return "add.u32 " + r + ", " + r + ", r3"; },
        1, 3.7},
+      {"FFMA16", half_setup,
+       [](auto r) { return "fma.f16 " + r + ", " + r + ", r7, r8"; }, 1, 3.2},
+      {"FADD16", half_setup,
+       [](auto r) { return "add.f16 " + r + ", " + r + ", r7"; }, 1, 3.2},
       {"IMUL32", "", [](auto r) { return "mul.u32 " + r + ", " + r + ", r3"; },
        4, 5.0},
       {"RINT (convert)", "", [](auto r) { return "rint.f32 " + r + ", " + r; },
@@ -207,7 +212,8 @@ int main(int argc, char** argv) {
 
   // --- 2. Occupancy and instruction-level parallelism: ILP independent
   // dependent chains per SIMD group at 4, 8 and 88 SIMD groups per core,
-  // [T]'s tables under "ALU Bottlenecks" (M1 Max), FFMA32 and FADD32. [T]
+  // [T]'s tables under "ALU Bottlenecks" (M1 Max), FFMA and FADD at 32 and
+  // 16 bits (the 16-bit column of its FADD table is FADD16's). [T]
   // times 1440 instructions per thread; here 15 iterations of 96. At 88
   // SIMD groups the latency is hidden and the rows measure issue: what a
   // dependent instruction costs when the scheduler must switch SIMD groups
@@ -225,6 +231,10 @@ int main(int argc, char** argv) {
       ops.begin(), ops.end(), [](const Op& o) { return o.name == "FFMA32"; });
   const Op& fadd = *std::find_if(
       ops.begin(), ops.end(), [](const Op& o) { return o.name == "FADD32"; });
+  const Op& ffma16 = *std::find_if(
+      ops.begin(), ops.end(), [](const Op& o) { return o.name == "FFMA16"; });
+  const Op& fadd16 = *std::find_if(
+      ops.begin(), ops.end(), [](const Op& o) { return o.name == "FADD16"; });
   struct Occupancy {
     const Op* op;
     int ilp;
@@ -243,7 +253,11 @@ int main(int argc, char** argv) {
          {Occupancy{&ffma, 1, 88, 1.99}, Occupancy{&ffma, 2, 88, 1.87},
           Occupancy{&ffma, 3, 88, 1.35}, Occupancy{&ffma, 4, 88, 1.02},
           Occupancy{&fadd, 1, 88, 1.84}, Occupancy{&fadd, 2, 88, 1.73},
-          Occupancy{&fadd, 3, 88, 1.37}, Occupancy{&fadd, 4, 88, 1.01}}) {
+          Occupancy{&fadd, 3, 88, 1.37}, Occupancy{&fadd, 4, 88, 1.01},
+          Occupancy{&ffma16, 1, 88, 1.56}, Occupancy{&ffma16, 2, 88, 1.04},
+          Occupancy{&ffma16, 3, 88, 1.04}, Occupancy{&ffma16, 4, 88, 1.02},
+          Occupancy{&fadd16, 1, 88, 1.56}, Occupancy{&fadd16, 2, 88, 1.05},
+          Occupancy{&fadd16, 3, 88, 1.04}, Occupancy{&fadd16, 4, 88, 1.02}}) {
       occupancy_row(o, "[T] occupancy");
     }
   }

@@ -84,6 +84,19 @@ struct ChipTiming {
   // `(x*y)+1` runs at half, "because only one operand is live inside the
   // register cache". One cycle taken.)
   double register_cache_miss_cycles = 1.0;
+  // 16-bit ALU work (InstructionTiming::narrow) is quicker on both counts:
+  // FADD16, FMUL16, FFMA16 and FCMPSEL16 take 2.97-3.35 cycles of latency
+  // against 3.50-3.91 for 32-bit (M [T] instruction table; "later
+  // benchmarks reduced the absolute latency to 3 cycles (FFMA16, ...)"),
+  // and "for back-to-back dependent" instructions a 16-bit register costs
+  // "a 0.56-cycle throughput penalty (1.56 total)" where a 32-bit one
+  // costs 0.84 (M [T] "ALU Bottlenecks", 88 SIMD groups per core). With
+  // two chains a SIMD group, 16-bit runs at 1.04-1.05 where 32-bit still
+  // pays 1.73-1.87: so after a switch, a 16-bit instruction pays only if
+  // it reads what its SIMD group's last instruction wrote. 3 and 0.56
+  // taken; the rule is fitted to [T]'s 16-bit column (ILP 1 to 4).
+  double alu16_latency = 3.0;
+  double register_cache_miss_cycles_16 = 0.56;
 
   // --- unknown in the reference: named assumptions -------------------------
   // Threadgroup memory: 32 banks of 4 bytes, 16 cycles latency without bank

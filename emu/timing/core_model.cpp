@@ -99,6 +99,7 @@ void CoreModel::Place(ThreadgroupTrace&& trace, uint64_t now) {
         continue;
       }
       w.cursor = TraceCursor(&r.trace.simd_groups[i]);
+      w.previous = nullptr;
       w.done = false;
       w.at_barrier = false;
       w.waiting_memory = false;
@@ -243,9 +244,24 @@ double CoreModel::OperandCycles(const InstructionTiming& t, int warp,
                                 int cache) const {
   // Only the full-rate pipe: a slower instruction reads its operands while
   // the pipe is busy with it anyway.
-  if (t.unit != isa::ExecUnit::kAlu || t.reads.size() < 2) return 0;
+  if (t.unit != isa::ExecUnit::kAlu) return 0;
+  const bool switched = cached_warp_[cache] != warp;
+  if (t.narrow) {
+    // 16-bit: after a switch, only a register the SIMD group's own last
+    // instruction wrote costs (a back-to-back dependency [T]).
+    const InstructionTiming* previous = warps_[warp].previous;
+    if (!switched || previous == nullptr) return 0;
+    for (uint16_t r : t.reads) {
+      if (std::find(previous->writes.begin(), previous->writes.end(), r) !=
+          previous->writes.end()) {
+        return chip_.register_cache_miss_cycles_16;
+      }
+    }
+    return 0;
+  }
+  if (t.reads.size() < 2) return 0;
   const InstructionTiming* last =
-      cached_warp_[cache] == warp ? cached_instruction_[cache] : nullptr;
+      switched ? nullptr : cached_instruction_[cache];
   int misses = 0;
   for (uint16_t r : t.reads) {
     const bool cached = last != nullptr &&
@@ -270,6 +286,7 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
   const double operand_cycles = OperandCycles(t, warp, cache);
   cached_warp_[cache] = warp;
   cached_instruction_[cache] = &t;
+  w.previous = &t;
   queue.set_pipe_free(
       pipe, std::max(queue.pipe_free(pipe), static_cast<double>(now)) +
                 cost.cycles_per_instruction + operand_cycles);
@@ -282,7 +299,8 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
       static_cast<double>(t.flops_per_lane) * e.lanes + t.flops_per_simd_group;
 
   const uint64_t* lines = w.cursor.lines();
-  uint64_t done = now + Ceil(cost.latency + operand_cycles);
+  const double latency = t.narrow ? chip_.alu16_latency : cost.latency;
+  uint64_t done = now + Ceil(latency + operand_cycles);
   bool from_memory = false;
   switch (t.memory) {
     case MemoryKind::kNone:

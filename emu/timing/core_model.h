@@ -129,6 +129,7 @@ class CoreModel {
     TraceCursor cursor;           // at the next instruction
     uint64_t ready = 0;           // the next instruction may issue
     int next_pipe = 0;            // the pipe it needs (PipeOf)
+    const InstructionTiming* previous = nullptr;  // it issued last
     bool waiting_memory = false;  // ready is set by a load
     bool at_barrier = false;
     bool done = true;

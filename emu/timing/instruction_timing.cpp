@@ -49,6 +49,7 @@ std::vector<InstructionTiming> InstructionTimings(const isa::Kernel& kernel) {
     const bool is_float = isa::IsFloat(inst.type);
     t.fp32 = is_float && inst.type == isa::ScalarType::kFloat &&
              t.unit == isa::ExecUnit::kAlu;
+    t.narrow = t.unit == isa::ExecUnit::kAlu && isa::SizeOf(inst.type) <= 2;
     if (inst.op == isa::Opcode::kSimdgroupMultiplyAccumulate) {
       t.flops_per_simd_group = 8 * 8 * 8 * 2;
     } else if (is_float && t.memory == MemoryKind::kNone) {

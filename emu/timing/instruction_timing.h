@@ -25,6 +25,10 @@ struct InstructionTiming {
   isa::ExecUnit unit = isa::ExecUnit::kAlu;
   MemoryKind memory = MemoryKind::kNone;
   bool fp32 = false;     // FP32 arithmetic (M3 dual-issues it with the rest)
+  // 16-bit ALU work (half, bfloat, short, ushort; 8-bit integers too, which
+  // live in 16-bit registers on the hardware [DJ]): a shorter latency and
+  // a cheaper operand-cache miss (ChipTiming).
+  bool narrow = false;
   bool barrier = false;  // threadgroup_barrier
   // FLOPs per active lane (fma 2; add, mul, ... 1), or per SIMD group for
   // simdgroup_matrix (8x8x8 multiply-accumulate: 1024).
