@@ -218,7 +218,7 @@ struct MixedRun {
   std::vector<float> out;
 };
 
-// kMixed on M1, timed with its timeline (the trace's JSON in `trace`)
+// kMixed on `chip`, timed with its timeline (the trace's JSON in `trace`)
 // unless `timed` is false.
 MixedRun RunMixed(int host_threads, bool timed = true,
                   std::string_view chip = "m1") {
