@@ -361,6 +361,8 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
   const double f32_utilization =
       r.peak_tflops > 0 ? r.achieved_tflops / r.peak_tflops : 0;
   const double pipe_share = sum.stall_pipe / slots;
+  const uint64_t threadgroup_slots =
+      uint64_t{r.threadgroups_per_core} * chip.spec.gpu_cores;
   auto percent = [](double v) {
     return std::to_string(static_cast<int>(std::lround(100 * v))) + "%";
   };
@@ -384,18 +386,14 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     r.limiter = "occupancy";
     r.verdict = "too few SIMD groups per core to hide latency (limited by " +
                 r.occupancy_limiter + ")";
-  } else if (r.occupancy < 0.25 &&
-             r.threadgroups <
-                 uint64_t{r.threadgroups_per_core} * chip.spec.gpu_cores) {
+  } else if (r.occupancy < 0.25 && r.threadgroups < threadgroup_slots) {
     r.limiter = "occupancy";
     r.verdict = fmt::format(
         "too few SIMD groups to hide latency: the dispatch's {} threadgroups "
         "fill {} of the chip's {} threadgroup slots ({} cores x {})",
         r.threadgroups,
-        percent(double(r.threadgroups) /
-                (r.threadgroups_per_core * chip.spec.gpu_cores)),
-        r.threadgroups_per_core * chip.spec.gpu_cores, chip.spec.gpu_cores,
-        r.threadgroups_per_core);
+        percent(static_cast<double>(r.threadgroups) / threadgroup_slots),
+        threadgroup_slots, chip.spec.gpu_cores, r.threadgroups_per_core);
   } else {
     r.limiter = "latency";
     r.verdict = sum.stall_memory >= sum.stall_dependency
