@@ -14,7 +14,9 @@ namespace mtlemu::isa {
 
 inline constexpr char kBinaryModuleMagic[8] = {'M', 'T', 'L', 'E',
                                                'M', 'U', 'B', '\0'};
-inline constexpr uint32_t kBinaryModuleVersion = 2;
+// 3: simdgroup_matrix registers hold elements in Apple's lane layout
+// (isa/simdgroup_matrix_layout.h); modules of version 2 assumed another.
+inline constexpr uint32_t kBinaryModuleVersion = 3;
 
 std::vector<uint8_t> SerializeModule(const Module& module);
 // True for data that starts with the magic (a binary module, maybe damaged).

@@ -12,6 +12,7 @@
 #include "emu/exec/lane_loop.h"
 #include "emu/exec/memory_access.h"
 #include "emu/exec/opcode_traits.h"
+#include "isa/simdgroup_matrix_layout.h"
 
 namespace mtlemu::emu {
 namespace {
@@ -204,14 +205,13 @@ void Reduce(ExecContext& ctx, const DecodedInstruction& d) {
                     [&](int l) { L::Put(dst, dst + kLanes, l, out[l]); });
 }
 
-// --- simdgroup_matrix 8x8
-// -------------------------------------------------------------- Lane L holds
-// elements (L/4, 2*(L%4)) and (L/4, 2*(L%4)+1).
+// --- simdgroup_matrix 8x8 --------------------------------------------------
+// Register e of lane l holds element (SimdgroupMatrixRow(l),
+// SimdgroupMatrixCol(l, e)), in Apple's layout (isa/simdgroup_matrix_layout.h).
 
-constexpr int MatrixRow(int lane) { return lane / 4; }
-constexpr int MatrixCol(int lane, int element) {
-  return 2 * (lane % 4) + element;
-}
+using isa::kSimdgroupMatrixElementsPerLane;
+using isa::SimdgroupMatrixCol;
+using isa::SimdgroupMatrixRow;
 
 template <ScalarType T>
 void MatrixLoad(ExecContext& ctx, const DecodedInstruction& d) {
@@ -227,8 +227,8 @@ void MatrixLoad(ExecContext& ctx, const DecodedInstruction& d) {
     // the base or the stride register.
     const uint64_t base = LaneAddress(ctx, d.mem, wide, l);
     const uint64_t row_stride = stride[l];
-    for (int e = 0; e < 2; ++e) {
-      const uint64_t r = MatrixRow(l), c = MatrixCol(l, e);
+    for (int e = 0; e < kSimdgroupMatrixElementsPerLane; ++e) {
+      const uint64_t r = SimdgroupMatrixRow(l), c = SimdgroupMatrixCol(l, e);
       const uint64_t index =
           d.inst->transpose ? c * row_stride + r : r * row_stride + c;
       const uint64_t address = base + index * kSize;
@@ -252,8 +252,8 @@ void MatrixStore(ExecContext& ctx, const DecodedInstruction& d) {
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
     const uint64_t base = LaneAddress(ctx, d.mem, wide, l);
-    for (int e = 0; e < 2; ++e) {
-      const uint64_t r = MatrixRow(l), c = MatrixCol(l, e);
+    for (int e = 0; e < kSimdgroupMatrixElementsPerLane; ++e) {
+      const uint64_t r = SimdgroupMatrixRow(l), c = SimdgroupMatrixCol(l, e);
       const uint64_t index =
           d.inst->transpose ? c * stride[l] + r : r * stride[l] + c;
       uint8_t* p =
@@ -274,16 +274,16 @@ void MatrixMultiplyAccumulate(ExecContext& ctx, const DecodedInstruction& d) {
   for (int which = 0; which < 3; ++which) {
     const uint32_t* s = ctx.Slot(d.slot[which + 1]);
     for (int l = 0; l < kLanes; ++l) {
-      for (int e = 0; e < 2; ++e) {
-        m[which][MatrixRow(l)][MatrixCol(l, e)] =
+      for (int e = 0; e < kSimdgroupMatrixElementsPerLane; ++e) {
+        m[which][SimdgroupMatrixRow(l)][SimdgroupMatrixCol(l, e)] =
             L::Get(s + e * kLanes, nullptr, l);
       }
     }
   }
   uint32_t* dst = ctx.Slot(d.slot[0]);
   ForEachActiveLane(ctx.mask, [&](int l) {
-    for (int e = 0; e < 2; ++e) {
-      const int r = MatrixRow(l), c = MatrixCol(l, e);
+    for (int e = 0; e < kSimdgroupMatrixElementsPerLane; ++e) {
+      const int r = SimdgroupMatrixRow(l), c = SimdgroupMatrixCol(l, e);
       float acc = m[2][r][c];
       for (int k = 0; k < 8; ++k) acc = std::fma(m[0][r][k], m[1][k][c], acc);
       L::Put(dst + e * kLanes, nullptr, l, acc);

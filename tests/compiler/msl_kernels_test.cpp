@@ -318,6 +318,125 @@ TEST(MslKernels, SimdgroupMatrixMultiply) {
   }
 }
 
+// Code written for Macs reads and writes simdgroup matrices through
+// thread_elements(), with coordinates it computes itself; this kernel does
+// it as MLX's GEMM does (steel/gemm/mma.h, BaseMMAFrag::get_coord). Tile
+// (tg.x, tg.y) of C = A * B: A's tiles come in with simdgroup_load, B's are
+// written element by element, and C is written element by element. D is
+// C times the diagonal matrix 2I (the diagonal constructor), stored with
+// simdgroup_store.
+constexpr const char* kThreadElementsMatmul = R"(
+#include <metal_stdlib>
+using namespace metal;
+
+// The (column, row) of this lane's first element; the second is one
+// column to the right.
+short2 fragment_coord(ushort lane) {
+  const short qid = lane / 4;
+  const short fm = (qid & 4) + ((lane / 2) % 4);
+  const short fn = (qid & 2) * 2 + (lane % 2) * 2;
+  return short2(fn, fm);
+}
+
+kernel void frag_gemm(device const float* A [[buffer(0)]],
+                      device const float* B [[buffer(1)]],
+                      device float* C [[buffer(2)]],
+                      device float* D [[buffer(3)]],
+                      constant uint& n [[buffer(4)]],
+                      uint2 tg [[threadgroup_position_in_grid]],
+                      ushort lane [[thread_index_in_simdgroup]]) {
+  const short2 at = fragment_coord(lane);
+  const uint row0 = tg.y * 8, col0 = tg.x * 8;
+  simdgroup_float8x8 acc = make_filled_simdgroup_matrix<float, 8, 8>(0.0f);
+  for (uint k = 0; k < n; k += 8) {
+    simdgroup_float8x8 a, b;
+    simdgroup_load(a, A, n, ulong2(k, row0));
+    device const float* b_at = B + (k + at.y) * n + col0 + at.x;
+    b.thread_elements()[0] = b_at[0];
+    b.thread_elements()[1] = b_at[1];
+    simdgroup_multiply_accumulate(acc, a, b, acc);
+  }
+  device float* c_at = C + (row0 + at.y) * n + col0 + at.x;
+  c_at[0] = acc.thread_elements()[0];
+  c_at[1] = acc.thread_elements()[1];
+  simdgroup_float8x8 twice(2.0f), d;
+  simdgroup_multiply(d, acc, twice);
+  simdgroup_store(d, D, n, ulong2(col0, row0));
+})";
+
+TEST(MslKernels, ThreadElementsFollowApplesLayout) {
+  KernelHarness h = Compile(kThreadElementsMatmul, "frag_gemm");
+  const uint32_t n = 16;
+  // Small integers: every product and partial sum is exact in float.
+  std::vector<float> a(n * n), b(n * n);
+  for (uint32_t i = 0; i < n * n; ++i) {
+    a[i] = static_cast<float>(static_cast<int>(i * 7 % 11) - 5);
+    b[i] = static_cast<float>(static_cast<int>(i * 5 % 13) - 6);
+  }
+  h.SetBuffer(0, a);
+  h.SetBuffer(1, b);
+  h.SetBuffer(2, std::vector<float>(n * n, -1.0f));
+  h.SetBuffer(3, std::vector<float>(n * n, -1.0f));
+  h.SetBytes(4, n);
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  ASSERT_TRUE(h.DispatchThreadgroups({n / 8, n / 8, 1}, {32, 1, 1}).ok());
+  ASSERT_EQ(h.error(), nullptr) << h.error()->message;
+  const std::vector<float> c = h.Read<float>(2);
+  const std::vector<float> d = h.Read<float>(3);
+  for (uint32_t r = 0; r < n; ++r) {
+    for (uint32_t col = 0; col < n; ++col) {
+      float want = 0;
+      for (uint32_t k = 0; k < n; ++k) want += a[r * n + k] * b[k * n + col];
+      EXPECT_EQ(c[r * n + col], want) << "C " << r << "," << col;
+      EXPECT_EQ(d[r * n + col], 2 * want) << "D " << r << "," << col;
+    }
+  }
+}
+
+// bfloat matrices move element by element in the shim (not through the
+// ISA's simdgroup_load): their lanes must hold the same elements.
+TEST(MslKernels, BfloatThreadElementsFollowApplesLayout) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void bf_lanes(device const bfloat* m [[buffer(0)]],
+                     device bfloat* out [[buffer(1)]],
+                     device bfloat* out_transposed [[buffer(2)]],
+                     ushort lane [[thread_index_in_simdgroup]]) {
+  simdgroup_bfloat8x8 a, t;
+  simdgroup_load(a, m);
+  simdgroup_load(t, m, 8, ulong2(0, 0), true);
+  out[2 * lane] = a.thread_elements()[0];
+  out[2 * lane + 1] = a.thread_elements()[1];
+  out_transposed[2 * lane] = t.thread_elements()[0];
+  out_transposed[2 * lane + 1] = t.thread_elements()[1];
+})",
+                            "bf_lanes");
+  // Element k of m is the bfloat of k (exact: k < 256).
+  std::vector<uint16_t> m(64);
+  for (int k = 0; k < 64; ++k) {
+    m[k] = isa::FloatToBFloatBits(static_cast<float>(k));
+  }
+  h.SetBuffer(0, m);
+  h.SetBuffer(1, std::vector<uint16_t>(64, 0xffff));
+  h.SetBuffer(2, std::vector<uint16_t>(64, 0xffff));
+  ASSERT_TRUE(Runs(h, {32}, {32}));
+  const std::vector<uint16_t> out = h.Read<uint16_t>(1);
+  const std::vector<uint16_t> out_t = h.Read<uint16_t>(2);
+  for (int lane = 0; lane < 32; ++lane) {
+    // MLX's coordinates, computed here independently of the shim.
+    const int qid = lane / 4;
+    const int row = (qid & 4) + (lane / 2) % 4;
+    const int col = (qid & 2) * 2 + (lane % 2) * 2;
+    for (int e = 0; e < 2; ++e) {
+      EXPECT_EQ(out[2 * lane + e], m[row * 8 + col + e])
+          << "lane " << lane << " element " << e;
+      EXPECT_EQ(out_t[2 * lane + e], m[(col + e) * 8 + row])
+          << "transposed, lane " << lane << " element " << e;
+    }
+  }
+}
+
 // The loops of a compiled kernel: [first, latch) for every backward
 // conditional branch (the latch).
 std::vector<std::pair<uint32_t, uint32_t>> LoopsOf(const isa::Kernel& k) {

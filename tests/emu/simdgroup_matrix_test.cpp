@@ -1,7 +1,8 @@
 // simdgroup_load, simdgroup_store and simdgroup_multiply_accumulate for
 // float and half: layouts with strides, offsets and .transpose in device,
-// constant and threadgroup memory; 8x8x8 products against a C++ reference;
-// a 32x32 product built from 8x8 tiles.
+// constant and threadgroup memory; which elements each lane's registers
+// hold (Apple's layout); 8x8x8 products against a C++ reference; a 32x32
+// product built from 8x8 tiles.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -178,29 +179,169 @@ INSTANTIATE_TEST_SUITE_P(AllSpacesAndTransposes, LayoutTest,
                            return LayoutName(info.param);
                          });
 
-TEST(SimdgroupMatrixTest, LaneHoldsRowLOver4ColumnsTwoLMod4) {
-  // The register layout itself: lane L holds (L/4, 2*(L%4)) and
-  // (L/4, 2*(L%4)+1).
-  KernelHarness h(R"(
-.kernel lanes
-.buffer 0 u0 device float m
-.buffer 1 u2 device float out
+// --- the register layout -------------------------------------------------
+
+// Apple's layout, computed here as MLX's GEMM kernels compute it
+// (mlx/backend/metal/kernels/steel/gemm/mma.h, BaseMMAFrag::get_coord), not
+// through the emulator's isa::SimdgroupMatrixRow/Col: lane L holds
+// (row, col) in its first register and (row, col + 1) in its second.
+struct LaneElements {
+  int row, col;
+};
+LaneElements AppleLayout(int lane) {
+  const int qid = lane / 4;
+  return {(qid & 4) + (lane / 2) % 4, (qid & 2) * 2 + (lane % 2) * 2};
+}
+
+TEST(SimdgroupMatrixTest, AppleLayoutSpotChecks) {
+  // A few lanes written out by hand (Philip Turner's MetalFlashAttention
+  // draws the same table): quads 0 and 1 hold rows 0..3, columns 0..3;
+  // quads 2 and 3 columns 4..7; lanes 16..31 repeat that four rows down.
+  const struct {
+    int lane, row, col;
+  } kCases[] = {{0, 0, 0},  {1, 0, 2},  {2, 1, 0},  {3, 1, 2},
+                {4, 2, 0},  {7, 3, 2},  {8, 0, 4},  {9, 0, 6},
+                {10, 1, 4}, {15, 3, 6}, {16, 4, 0}, {19, 5, 2},
+                {23, 7, 2}, {24, 4, 4}, {30, 7, 4}, {31, 7, 6}};
+  for (const auto& c : kCases) {
+    EXPECT_EQ(AppleLayout(c.lane).row, c.row) << c.lane;
+    EXPECT_EQ(AppleLayout(c.lane).col, c.col) << c.lane;
+  }
+}
+
+// Loads an 8x8 matrix whose element (r, c) is stored as the value
+// 8 * r + c (at r * 8 + c, or at c * 8 + r with .transpose) and writes each
+// lane's two registers to out[2 * lane] and out[2 * lane + 1].
+template <typename T>
+std::vector<T> LoadedRegisters(bool transpose) {
+  const int size = sizeof(T);
+  KernelHarness h(
+      fmt::format(".kernel lanes\n"
+                  ".buffer 0 u0 device void m\n"
+                  ".buffer 1 u2 device void out\n"
+                  "    mov.u32 r0, %thread_index_in_simdgroup\n"
+                  "    simdgroup_load.device.{0}{1} r8, [u0], 8\n"
+                  "    st.device.{0} [u2 + r0*{2}], r8\n"
+                  "    st.device.{0} [u2 + r0*{2} + {3}], r9\n"
+                  "    exit\n"
+                  ".end\n",
+                  Suffix<T>(), transpose ? ".transpose" : "", 2 * size, size));
+  std::vector<T> m(64);
+  for (int r = 0; r < 8; ++r) {
+    for (int c = 0; c < 8; ++c) {
+      m[transpose ? c * 8 + r : r * 8 + c] = static_cast<T>(8 * r + c);
+    }
+  }
+  h.SetBuffer(0, m);
+  h.SetBuffer(1, std::vector<T>(64, static_cast<T>(-1.0f)));
+  EXPECT_TRUE(Runs(h, {32}, {32}));
+  return h.Read<T>(1);
+}
+
+TEST(SimdgroupMatrixTest, LoadFillsEachLaneInAppleLayout) {
+  auto check = [&]<typename T>(bool transpose) {
+    SCOPED_TRACE(
+        fmt::format("{}{}", Suffix<T>(), transpose ? " transposed" : ""));
+    const std::vector<T> out = LoadedRegisters<T>(transpose);
+    ASSERT_EQ(out.size(), 64u);
+    for (int lane = 0; lane < 32; ++lane) {
+      const LaneElements at = AppleLayout(lane);
+      for (int e = 0; e < 2; ++e) {
+        EXPECT_EQ(static_cast<float>(out[2 * lane + e]),
+                  static_cast<float>(8 * at.row + at.col + e))
+            << "lane " << lane << " register " << e;
+      }
+    }
+  };
+  check.template operator()<float>(false);
+  check.template operator()<float>(true);
+  check.template operator()<Half>(false);
+  check.template operator()<Half>(true);
+}
+
+TEST(SimdgroupMatrixTest, StoreWritesEachLanesRegistersInAppleLayout) {
+  // Lane L's registers hold 2L and 2L + 1; the store puts them at the
+  // lane's two elements.
+  for (bool transpose : {false, true}) {
+    SCOPED_TRACE(transpose ? "transposed" : "plain");
+    KernelHarness h(fmt::format(R"(
+.kernel store_lanes
+.buffer 0 u0 device float out
     mov.u32 r0, %thread_index_in_simdgroup
-    simdgroup_load.device.f32 r8, [u0], 8
-    st.device.f32 [u2 + r0*8], r8
-    st.device.f32 [u2 + r0*8 + 4], r9
+    shl.u32 r1, r0, 1
+    cvt.f32.u32 r8, r1
+    add.u32 r1, r1, 1
+    cvt.f32.u32 r9, r1
+    simdgroup_store.device.f32{} [u0], r8, 8
+    exit
+.end
+)",
+                                transpose ? ".transpose" : ""));
+    h.SetBuffer(0, std::vector<float>(64, -1.0f));
+    ASSERT_TRUE(Runs(h, {32}, {32}));
+    const std::vector<float> out = h.Read<float>(0);
+    for (int lane = 0; lane < 32; ++lane) {
+      const LaneElements at = AppleLayout(lane);
+      for (int e = 0; e < 2; ++e) {
+        const int r = at.row, c = at.col + e;
+        EXPECT_EQ(out[transpose ? c * 8 + r : r * 8 + c], 2 * lane + e)
+            << "lane " << lane << " register " << e;
+      }
+    }
+  }
+}
+
+TEST(SimdgroupMatrixTest, MultiplyReadsAndWritesRegistersInAppleLayout) {
+  // A and B are placed in the registers lane by lane (no simdgroup_load):
+  // lane L's registers get A's and B's elements at AppleLayout(L). D = A * B
+  // is read back the same way, register by register.
+  KernelHarness h(R"(
+.kernel mma_registers
+.buffer 0 u0 device float a
+.buffer 1 u2 device float b
+.buffer 2 u4 device float d
+    mov.u32 r0, %thread_index_in_simdgroup
+    ld.device.f32 r8, [u0 + r0*8]
+    ld.device.f32 r9, [u0 + r0*8 + 4]
+    ld.device.f32 r10, [u2 + r0*8]
+    ld.device.f32 r11, [u2 + r0*8 + 4]
+    mov.u32 r12, 0
+    mov.u32 r13, 0
+    simdgroup_multiply_accumulate.f32 r14, r8, r10, r12
+    st.device.f32 [u4 + r0*8], r14
+    st.device.f32 [u4 + r0*8 + 4], r15
     exit
 .end
 )");
-  std::vector<float> m(64);
-  for (int k = 0; k < 64; ++k) m[k] = static_cast<float>(k);
-  h.SetBuffer(0, m);
-  h.SetBuffer(1, std::vector<float>(64));
-  ASSERT_TRUE(Runs(h, {32}, {32}));
-  const std::vector<float> out = h.Read<float>(1);
+  // Small integers: the product is exact.
+  float a[8][8], b[8][8];
+  for (int r = 0; r < 8; ++r) {
+    for (int c = 0; c < 8; ++c) {
+      a[r][c] = static_cast<float>((r * 3 + c * 5) % 7 - 3);
+      b[r][c] = static_cast<float>((r * 5 + c * 2) % 9 - 4);
+    }
+  }
+  // The registers, lane by lane.
+  std::vector<float> a_regs(64), b_regs(64);
   for (int lane = 0; lane < 32; ++lane) {
-    EXPECT_EQ(out[2 * lane], (lane / 4) * 8 + 2 * (lane % 4)) << lane;
-    EXPECT_EQ(out[2 * lane + 1], (lane / 4) * 8 + 2 * (lane % 4) + 1) << lane;
+    const LaneElements at = AppleLayout(lane);
+    for (int e = 0; e < 2; ++e) {
+      a_regs[2 * lane + e] = a[at.row][at.col + e];
+      b_regs[2 * lane + e] = b[at.row][at.col + e];
+    }
+  }
+  h.SetBuffer(0, a_regs);
+  h.SetBuffer(1, b_regs);
+  h.SetBuffer(2, std::vector<float>(64, -1.0f));
+  ASSERT_TRUE(Runs(h, {32}, {32}));
+  const std::vector<float> d = h.Read<float>(2);
+  for (int lane = 0; lane < 32; ++lane) {
+    const LaneElements at = AppleLayout(lane);
+    for (int e = 0; e < 2; ++e) {
+      float want = 0;
+      for (int k = 0; k < 8; ++k) want += a[at.row][k] * b[k][at.col + e];
+      EXPECT_EQ(d[2 * lane + e], want) << "lane " << lane << " register " << e;
+    }
   }
 }
 
@@ -235,7 +376,8 @@ TEST(SimdgroupMatrixTest, DestinationMayBeTheStrideOrBaseRegister) {
 }
 
 TEST(SimdgroupMatrixTest, LoadPastTheEndFaults) {
-  // 60 floats: element (7, 4), held by lane 30, is the first one missing.
+  // 60 floats: element (7, 4), held by lane 30 (with (7, 5); lane 31 holds
+  // (7, 6) and (7, 7)), is the first one missing.
   KernelHarness h(R"(
 .kernel short_matrix
 .buffer 0 u0 device float m
