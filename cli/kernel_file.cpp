@@ -5,7 +5,7 @@
 #include <span>
 #include <sstream>
 
-#include "compiler/library.h"
+#include "api/library.h"
 #include "isa/binary_module.h"
 
 namespace mtlemu::cli {
@@ -45,7 +45,7 @@ Result<std::shared_ptr<Library>> LoadLibrary(
   }
   if (ext == ".metal") {
     // The second run of the same source skips compilation (the cache).
-    return compiler::newLibraryWithSource(
+    return api::newLibraryWithSource(
         device, data, options, path,
         kernel.empty() ? std::vector<std::string>{} : std::vector{kernel});
   }

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compiler/library.h"
 #include "compiler/msl_compiler.h"
 
 namespace mtlemu::compiler {
@@ -76,31 +75,6 @@ TEST_F(ModuleCacheTest, ADisabledCacheNeverHits) {
   EXPECT_FALSE(cache.enabled());
   cache.Store("0123456789abcdef", isa::Module{});
   EXPECT_FALSE(cache.Load("0123456789abcdef").has_value());
-}
-
-// newLibraryWithSource compiles once, then loads from $MTLEMU_CACHE_DIR; a
-// compile error is returned, never cached.
-TEST_F(ModuleCacheTest, NewLibraryWithSourceFillsAndUsesTheCache) {
-  ASSERT_EQ(::setenv("MTLEMU_CACHE_DIR", dir_.c_str(), 1), 0);
-  auto device = Device::Create("m1");
-  ASSERT_TRUE(device.ok());
-  auto first = newLibraryWithSource(*device.value(), kSource, {}, "a.metal");
-  ASSERT_TRUE(first.ok()) << first.error().message;
-  size_t entries = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
-    entries += e.path().extension() == ".mtlb";
-  }
-  EXPECT_EQ(entries, 1u);
-  auto second = newLibraryWithSource(*device.value(), kSource, {}, "a.metal");
-  ASSERT_TRUE(second.ok());
-  EXPECT_EQ(second.value()->module(), first.value()->module());
-  EXPECT_TRUE(second.value()->newFunction("twice").ok());
-  auto bad =
-      newLibraryWithSource(*device.value(), "kernel void f(", {}, "bad.metal");
-  EXPECT_FALSE(bad.ok());
-  EXPECT_NE(bad.error().message.find("bad.metal:1:"), std::string::npos)
-      << bad.error().message;
-  ::unsetenv("MTLEMU_CACHE_DIR");
 }
 
 }  // namespace

@@ -1,26 +1,28 @@
-#include "compiler/library.h"
+#include "api/library.h"
 
 #include "compiler/module_cache.h"
 #include "compiler/msl_compiler.h"
 
-namespace mtlemu::compiler {
+namespace mtlemu::api {
 
 Result<std::shared_ptr<Library>> newLibraryWithSource(
     Device& device, std::string_view source, const msl::CompileOptions& options,
     std::string_view file, const std::vector<std::string>& kernels) {
-  const ModuleCache cache = ModuleCache::FromEnvironment();
+  const compiler::ModuleCache cache = compiler::ModuleCache::FromEnvironment();
   const std::optional<std::string> key =
-      cache.enabled() ? ModuleCache::Key(source, file, options, kernels)
-                      : std::nullopt;
+      cache.enabled()
+          ? compiler::ModuleCache::Key(source, file, options, kernels)
+          : std::nullopt;
   if (key) {
     if (std::optional<isa::Module> cached = cache.Load(*key)) {
       return device.newLibraryWithModule(std::move(*cached));
     }
   }
-  Result<isa::Module> module = CompileMsl(source, file, options, kernels);
+  Result<isa::Module> module =
+      compiler::CompileMsl(source, file, options, kernels);
   if (!module.ok()) return module.error();
   if (key) cache.Store(*key, module.value());
   return device.newLibraryWithModule(std::move(module).value());
 }
 
-}  // namespace mtlemu::compiler
+}  // namespace mtlemu::api

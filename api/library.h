@@ -13,7 +13,7 @@
 #include "compiler/msl/frontend.h"
 #include "emu/device/device.h"
 
-namespace mtlemu::compiler {
+namespace mtlemu::api {
 
 // `file` names the source in diagnostics and resolves its #include "...";
 // `kernels` (Metal names) limits what is lowered, empty for every kernel.
@@ -23,4 +23,4 @@ Result<std::shared_ptr<Library>> newLibraryWithSource(
     std::string_view file = "source.metal",
     const std::vector<std::string>& kernels = {});
 
-}  // namespace mtlemu::compiler
+}  // namespace mtlemu::api

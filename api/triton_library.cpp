@@ -1,0 +1,110 @@
+#include "api/triton_library.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "api/library.h"
+#include "compiler/triton/ir/printer.h"
+#include "compiler/triton/ttir/reader.h"
+
+namespace mtlemu::api {
+namespace {
+
+Result<std::string> ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{path + ": cannot open file"};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool IsTtirFile(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".ttir" || ext == ".mlir";
+}
+
+}  // namespace
+
+bool IsTritonFile(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".py" || IsTtirFile(path);
+}
+
+Result<TritonKernel> CompileTriton(const TritonRequest& request) {
+  TritonKernel out;
+  std::unique_ptr<triton::ir::Module> module;
+  if (IsTtirFile(request.file)) {
+    std::string text;
+    if (request.source) {
+      text = *request.source;
+    } else {
+      Result<std::string> r = ReadAll(request.file);
+      if (!r.ok()) return r.error();
+      text = std::move(r).value();
+    }
+    Result<std::unique_ptr<triton::ir::Module>> read =
+        triton::ttir::ReadTtir(text, request.file);
+    if (!read.ok()) return read.error();
+    module = std::move(read).value();
+    const triton::ir::Function* f = module->Find(request.kernel);
+    if (f == nullptr) {
+      std::string known;
+      for (const auto& fn : module->functions()) {
+        known += (known.empty() ? "" : ", ") + fn->name();
+      }
+      return Error{request.file + ": no tt.func named '" + request.kernel +
+                   "' (it has: " + (known.empty() ? "none" : known) + ")"};
+    }
+    for (const auto& fn : module->functions()) {
+      fn->set_public(fn.get() == f);
+    }
+  } else {
+    triton::frontend::FrontendRequest fr;
+    fr.file = request.file;
+    fr.source = request.source;
+    fr.kernel = request.kernel;
+    fr.args = request.args;
+    fr.module_paths = request.module_paths;
+    Result<triton::frontend::FrontendOutput> front =
+        triton::frontend::CompileKernel(fr);
+    if (!front.ok()) return front.error();
+    module = std::move(front.value().module);
+    out.params = std::move(front.value().params);
+    out.messages = std::move(front.value().messages);
+  }
+  out.ttir = triton::ir::PrintModule(*module);
+  triton::lower::LowerOptions lo;
+  lo.num_warps = request.num_warps;
+  Result<triton::lower::LoweredKernel> lowered =
+      triton::lower::LowerToMsl(*module, lo);
+  if (!lowered.ok()) return lowered.error();
+  out.function = lowered.value().kernel;
+  out.threads_per_threadgroup = lowered.value().threads_per_threadgroup;
+  out.args = lowered.value().args;
+  out.layouts = lowered.value().layouts;
+  out.msl = lowered.value().msl;
+  return out;
+}
+
+Result<TritonLibrary> newLibraryWithTriton(Device& device,
+                                           const TritonRequest& request) {
+  Result<TritonKernel> kernel = CompileTriton(request);
+  if (!kernel.ok()) return kernel.error();
+  msl::CompileOptions options;
+  // Triton's float semantics: infinities and NaNs are values (a softmax
+  // loads -inf), so the MSL is compiled without fast math.
+  options.fast_math = false;
+  const std::string msl_file =
+      std::filesystem::path(request.file).stem().string() + ".metal";
+  Result<std::shared_ptr<Library>> library = newLibraryWithSource(
+      device, kernel.value().msl, options, msl_file, {kernel.value().function});
+  if (!library.ok()) {
+    return Error{"internal compiler error: the MSL generated for '" +
+                 request.kernel + "' does not compile:\n" +
+                 library.error().message};
+  }
+  return TritonLibrary{std::move(library).value(), std::move(kernel).value()};
+}
+
+}  // namespace mtlemu::api

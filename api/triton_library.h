@@ -1,0 +1,59 @@
+// Triton kernels to a Library, as newLibraryWithSource does for MSL: a
+// @triton.jit kernel of a .py file (specialized for its launch arguments)
+// or a TTIR file goes through the Triton front end or the TTIR reader,
+// the layouts and the lowering to MSL, then the MSL compiler (its disk
+// cache included). Each stage's text is kept for `mtlemu compile --emit`.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "compiler/triton/frontend/frontend.h"
+#include "compiler/triton/lower/lower.h"
+#include "emu/device/device.h"
+
+namespace mtlemu::api {
+
+struct TritonRequest {
+  std::string file;                   // .py (or .ttir / .mlir: TTIR)
+  std::optional<std::string> source;  // its text; read from `file` if unset
+  std::string kernel;                 // the jit function (or tt.func) name
+  // .py: the launch arguments by parameter name (they specialize the
+  // kernel); TTIR: unused (its signature is already specialized).
+  std::vector<std::pair<std::string, triton::frontend::KernelArg>> args;
+  std::vector<std::string> module_paths;
+  int num_warps = 4;
+};
+
+// A compiled Triton kernel: what a launcher needs, and each stage's text.
+struct TritonKernel {
+  std::string function;  // the Metal kernel function's name
+  int threads_per_threadgroup = 128;
+  std::vector<triton::lower::LoweredArg> args;  // buffer bindings, in order
+  // .py only: the Python parameters, and where each went (ir_arg).
+  std::vector<triton::frontend::KernelParam> params;
+  std::string ttir;                   // the block IR as TTIR
+  std::string layouts;                // the layout of every tensor
+  std::string msl;                    // the generated Metal Shading Language
+  std::vector<std::string> messages;  // tl.static_print output
+};
+
+// True for the file names the Triton path takes: .py, .ttir, .mlir.
+bool IsTritonFile(const std::string& path);
+
+// Front end (or TTIR reader) and lowering: the kernel's TTIR and MSL.
+Result<TritonKernel> CompileTriton(const TritonRequest& request);
+
+struct TritonLibrary {
+  std::shared_ptr<Library> library;
+  TritonKernel kernel;
+};
+
+// CompileTriton, then the MSL through the compiler into a Library.
+Result<TritonLibrary> newLibraryWithTriton(Device& device,
+                                           const TritonRequest& request);
+
+}  // namespace mtlemu::api

@@ -1,0 +1,321 @@
+#include "compiler/triton/frontend/frontend.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "compiler/triton/frontend/codegen.h"
+#include "compiler/triton/frontend/compilation.h"
+#include "compiler/triton/frontend/module_scope.h"
+#include "compiler/triton/ir/verifier.h"
+
+namespace mtlemu::triton::frontend {
+namespace {
+
+// The line `line` (1-based) of `text`, or "".
+std::string SourceLine(const std::string& text, int line) {
+  std::istringstream in(text);
+  std::string s;
+  for (int i = 1; std::getline(in, s); ++i) {
+    if (i == line) return s;
+  }
+  return "";
+}
+
+std::string Format(const CompileError& e, Compilation* compilation,
+                   const std::string& fallback_file) {
+  std::ostringstream out;
+  const std::string file = e.loc.file.empty() ? fallback_file : e.loc.file;
+  if (e.loc.known()) {
+    out << file << ":" << e.loc.line << ":" << e.loc.column + 1
+        << ": error: " << e.message << "\n";
+    std::string text;
+    if (compilation != nullptr) {
+      try {
+        const ModuleScope* m = compilation->LoadFile(file);
+        text = m->ast()->source;
+      } catch (const CompileError&) {
+      }
+    }
+    const std::string line = SourceLine(text, e.loc.line);
+    if (!line.empty()) {
+      out << line << "\n" << std::string(e.loc.column, ' ') << "^\n";
+    }
+  } else {
+    out << file << ": error: " << e.message << "\n";
+  }
+  for (const std::string& note : e.call_stack) out << "note: " << note << "\n";
+  std::string s = out.str();
+  if (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+const ModuleScope::Global* FindKernel(Compilation& c, const ModuleScope* m,
+                                      const std::string& name,
+                                      const std::string& file) {
+  auto it = m->globals().find(name);
+  if (it == m->globals().end() ||
+      it->second.kind != ModuleScope::Global::Kind::kFunction ||
+      !it->second.jit) {
+    std::string known;
+    for (const auto& [n, g] : m->globals()) {
+      if (g.kind == ModuleScope::Global::Kind::kFunction && g.jit) {
+        known += (known.empty() ? "" : ", ") + n;
+      }
+    }
+    if (it != m->globals().end() &&
+        it->second.kind == ModuleScope::Global::Kind::kUnusable) {
+      FailAt(it->second.loc, it->second.reason);
+    }
+    Fail("no @triton.jit function named '" + name + "' in " + file +
+         " (it has: " + (known.empty() ? "none" : known) + ")");
+  }
+  (void)c;
+  return &it->second;
+}
+
+std::vector<KernelParam> ParamsOf(const py::FunctionDefStmt& def) {
+  std::vector<KernelParam> params;
+  auto add = [&](const py::Arg& a) {
+    KernelParam p;
+    p.name = a.name;
+    p.is_constexpr = CodeGen::IsConstexprAnnotation(a.annotation.get());
+    p.has_default = a.default_value != nullptr;
+    params.push_back(p);
+  };
+  for (const py::Arg& a : def.args.posonly) add(a);
+  for (const py::Arg& a : def.args.args) add(a);
+  for (const py::Arg& a : def.args.kwonly) add(a);
+  return params;
+}
+
+PyValue ConstexprOf(const KernelArg& a) {
+  switch (a.kind) {
+    case KernelArg::Kind::kInt:
+      return PyValue::Int(a.int_value);
+    case KernelArg::Kind::kFloat:
+      return PyValue::Float(a.float_value);
+    case KernelArg::Kind::kBool:
+      return PyValue::Bool(a.int_value != 0);
+    case KernelArg::Kind::kNone:
+      return PyValue::None();
+    case KernelArg::Kind::kString:
+      return PyValue::String(a.text);
+    case KernelArg::Kind::kDType:
+      return PyValue::DTypeValue(a.dtype);
+    case KernelArg::Kind::kPointer:
+      break;
+  }
+  Fail("a buffer cannot be given for a tl.constexpr parameter");
+}
+
+}  // namespace
+
+bool CodeGen::IsConstexprAnnotation(const py::Expr* e) {
+  if (e == nullptr) return false;
+  if (const auto* a = py::As<py::AttributeExpr>(e))
+    return a->attr == "constexpr";
+  if (const auto* n = py::As<py::NameExpr>(e)) return n->id == "constexpr";
+  if (const auto* c = py::As<py::ConstantExpr>(e)) {
+    return c->type == py::ConstantExpr::Type::kString &&
+           (c->string_value == "tl.constexpr" ||
+            c->string_value == "constexpr");
+  }
+  return false;
+}
+
+KernelArg KernelArg::FromText(const std::string& text) {
+  KernelArg a;
+  if (text == "None") return a;
+  if (text == "True" || text == "False") {
+    a.kind = Kind::kBool;
+    a.int_value = text == "True";
+    return a;
+  }
+  if (!text.empty()) {
+    char* end = nullptr;
+    errno = 0;
+    const long long i = std::strtoll(text.c_str(), &end, 0);
+    if (*end == 0 && errno == 0 &&
+        text.find_first_of(".eE") == std::string::npos) {
+      a.kind = Kind::kInt;
+      a.int_value = i;
+      return a;
+    }
+    const double f = std::strtod(text.c_str(), &end);
+    if (*end == 0) {
+      a.kind = Kind::kFloat;
+      a.float_value = f;
+      return a;
+    }
+    std::string name = text;
+    for (const char* prefix : {"tl.", "triton.language.", "torch."}) {
+      if (name.rfind(prefix, 0) == 0)
+        name = name.substr(std::string(prefix).size());
+    }
+    if (const DType* d = DType::FromName(name);
+        d != nullptr && name != "bool") {
+      a.kind = Kind::kDType;
+      a.dtype = d;
+      return a;
+    }
+  }
+  a.kind = Kind::kString;
+  a.text = text;
+  return a;
+}
+
+std::string KernelArg::Describe() const {
+  switch (kind) {
+    case Kind::kPointer:
+      return "pointer<" + dtype->Name() + ">";
+    case Kind::kInt:
+      return "int " + std::to_string(int_value);
+    case Kind::kFloat:
+      return "float " + PyValue::Float(float_value).Repr();
+    case Kind::kBool:
+      return int_value ? "True" : "False";
+    case Kind::kNone:
+      return "None";
+    case Kind::kString:
+      return "'" + text + "'";
+    case Kind::kDType:
+      return dtype->Name();
+  }
+  return "?";
+}
+
+Result<std::vector<KernelParam>> ReadKernelParams(
+    const FrontendRequest& request) {
+  Compilation compilation(request.module_paths);
+  try {
+    const ModuleScope* m = compilation.LoadFile(request.file, request.source);
+    const ModuleScope::Global* g =
+        FindKernel(compilation, m, request.kernel, request.file);
+    return ParamsOf(*g->function);
+  } catch (const CompileError& e) {
+    return Error{Format(e, &compilation, request.file)};
+  }
+}
+
+Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
+  Compilation compilation(request.module_paths);
+  FrontendOutput out;
+  try {
+    const ModuleScope* m = compilation.LoadFile(request.file, request.source);
+    const ModuleScope::Global* g =
+        FindKernel(compilation, m, request.kernel, request.file);
+    const py::FunctionDefStmt& def = *g->function;
+    out.params = ParamsOf(def);
+    for (const auto& [name, arg] : request.args) {
+      bool known = false;
+      for (const KernelParam& p : out.params) known |= p.name == name;
+      if (!known) {
+        FailAt(def.loc, "kernel '" + def.name + "' has no parameter named '" +
+                            name + "'");
+      }
+    }
+
+    auto module = std::make_unique<ir::Module>();
+    auto function = std::make_unique<ir::Function>(def.name, def.loc);
+    ir::Builder builder(function->body());
+    builder.set_loc(def.loc);
+    CodeGen cg(compilation, &builder);
+    Frame frame;
+    frame.module = m;
+    frame.def = &def;
+
+    std::vector<const py::Arg*> args;
+    for (const py::Arg& a : def.args.posonly) args.push_back(&a);
+    for (const py::Arg& a : def.args.args) args.push_back(&a);
+    for (const py::Arg& a : def.args.kwonly) args.push_back(&a);
+    if (def.args.vararg || def.args.kwarg) {
+      FailAt(def.loc, "a kernel cannot take *args or **kwargs");
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      const py::Arg& a = *args[i];
+      KernelParam& p = out.params[i];
+      const KernelArg* given = nullptr;
+      for (const auto& [name, arg] : request.args) {
+        if (name == a.name) given = &arg;
+      }
+      SourceLocation loc = a.loc.known() ? a.loc : def.loc;
+      if (given == nullptr) {
+        if (!a.default_value) {
+          FailAt(loc, "missing a value for parameter '" + a.name +
+                          "' of kernel '" + def.name + "'");
+        }
+        Frame module_frame;
+        module_frame.module = m;
+        CodeGen constants(compilation, nullptr);
+        PyValue v = constants.Eval(*a.default_value, module_frame);
+        if (!v.is_constexpr())
+          FailAt(loc, "the default of '" + a.name + "' is not constant");
+        frame.locals[a.name] = v;
+        continue;
+      }
+      if (p.is_constexpr) {
+        frame.locals[a.name] = ConstexprOf(*given);
+        continue;
+      }
+      ir::ArgInfo info;
+      info.name = a.name;
+      info.loc = loc;
+      const DType* dtype = nullptr;
+      switch (given->kind) {
+        case KernelArg::Kind::kNone:
+          frame.locals[a.name] = PyValue::None();
+          continue;
+        case KernelArg::Kind::kPointer:
+          dtype = DType::Pointer(given->dtype);
+          info.divisibility = 16;
+          break;
+        case KernelArg::Kind::kInt: {
+          const int64_t v = given->int_value;
+          if (v == 1) {
+            frame.locals[a.name] = PyValue::Int(1);
+            continue;
+          }
+          dtype =
+              (v >= INT32_MIN && v <= INT32_MAX) ? DType::I32() : DType::I64();
+          if (v % 16 == 0) info.divisibility = 16;
+          break;
+        }
+        case KernelArg::Kind::kFloat:
+          dtype = DType::F32();
+          break;
+        case KernelArg::Kind::kBool:
+          dtype = DType::Bool();
+          break;
+        case KernelArg::Kind::kString:
+        case KernelArg::Kind::kDType:
+          FailAt(loc, "parameter '" + a.name +
+                          "' is not a tl.constexpr, so it "
+                          "takes a buffer or a number, not " +
+                          given->Describe());
+      }
+      p.ir_arg = static_cast<int>(function->arg_info().size());
+      ir::Value* v = function->AddArgument(dtype->ToIr(), info);
+      frame.locals[a.name] = PyValue::TensorValue(Tensor{v, dtype, {}});
+    }
+
+    cg.RunBody(def.body, frame);
+    if (frame.returned && !frame.returned->is_none()) {
+      FailAt(def.loc, "a kernel cannot return a value");
+    }
+    builder.set_block(function->body());
+    builder.set_loc(def.loc);
+    builder.Create(ir::OpCode::kReturn, {}, {});
+    module->AddFunction(std::move(function));
+    if (Status s = ir::Verify(*module, "the front end"); !s.ok()) {
+      return Error{"internal compiler error: " + s.error().message};
+    }
+    out.module = std::move(module);
+    out.messages = compilation.messages();
+    return out;
+  } catch (const CompileError& e) {
+    return Error{Format(e, &compilation, request.file)};
+  }
+}
+
+}  // namespace mtlemu::triton::frontend

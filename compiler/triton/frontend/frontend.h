@@ -1,0 +1,73 @@
+// The Triton front end's entry: a @triton.jit kernel of a Python file,
+// specialized for one launch, as block IR (one tt.func).
+//
+// Specialization follows Triton: each constexpr parameter takes its value
+// (given, or its default) and disappears from the signature; an integer
+// argument equal to 1 becomes the constant 1; None becomes the constant
+// None; other integers are i32 (i64 when they do not fit) with
+// tt.divisibility = 16 when they are multiples of 16; floats are f32;
+// booleans i1; buffers are pointers to their element type.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "compiler/triton/frontend/dtype.h"
+#include "compiler/triton/ir/ir.h"
+
+namespace mtlemu::triton::frontend {
+
+// A launch argument, as the caller knows it.
+struct KernelArg {
+  enum class Kind { kPointer, kInt, kFloat, kBool, kNone, kString, kDType };
+  Kind kind = Kind::kNone;
+  const DType* dtype = nullptr;  // kPointer: the element type; kDType
+  int64_t int_value = 0;         // kInt, kBool (0/1)
+  double float_value = 0;        // kFloat
+  std::string text;              // kString
+
+  // The argument a command-line value spells, for values that are not
+  // buffers: None, True/False, an integer, a float, a dtype name (fp16,
+  // float16, tl.float16, bfloat16...), else the text itself.
+  static KernelArg FromText(const std::string& text);
+  std::string Describe() const;  // for messages: "int 128", "pointer<fp32>"
+};
+
+// A parameter of the kernel's Python signature.
+struct KernelParam {
+  std::string name;
+  bool is_constexpr = false;
+  bool has_default = false;
+  // After specialization: the argument index in the IR function, or -1 when
+  // the parameter was folded into the code (constexpr, == 1, None).
+  int ir_arg = -1;
+};
+
+struct FrontendRequest {
+  std::string file;                   // the .py file
+  std::optional<std::string> source;  // its text; read from `file` if unset
+  std::string kernel;                 // the @triton.jit function's name
+  std::vector<std::pair<std::string, KernelArg>> args;  // by parameter name
+  std::vector<std::string> module_paths;  // where imports are looked up
+};
+
+struct FrontendOutput {
+  std::unique_ptr<ir::Module> module;  // one public tt.func: the kernel
+  std::vector<KernelParam> params;     // in Python order
+  std::vector<std::string> messages;   // what tl.static_print printed
+};
+
+// The kernel's parameters, read without compiling it (to tell a caller
+// which arguments it needs). Errors: the file, the kernel not found.
+Result<std::vector<KernelParam>> ReadKernelParams(
+    const FrontendRequest& request);
+
+// Compiles the kernel for the request's arguments. Errors name the Python
+// file, line and column ("kernel.py:12:8: error: ..."), with the source
+// line, and the calls that led there.
+Result<FrontendOutput> CompileKernel(const FrontendRequest& request);
+
+}  // namespace mtlemu::triton::frontend
