@@ -1,6 +1,8 @@
 #include "compiler/triton/lower/layout_assignment.h"
 
+#include <algorithm>
 #include <cassert>
+#include <set>
 
 namespace mtlemu::triton::lower {
 namespace {
@@ -150,6 +152,35 @@ void LayoutAssignment::FindDotLoads(const ir::Block& block) {
   });
 }
 
+std::optional<Layout> LayoutAssignment::DemandedInside(const ir::Value& arg) const {
+  // A loop-carried pointer tensor whose loads feed tl.dot is best kept in
+  // the dot operand's layout: follow the value through elementwise ops
+  // (its own update, `ptrs += step`) to a load with a preferred layout.
+  std::vector<const ir::Value*> work = {&arg};
+  std::set<const ir::Value*> seen;
+  const ir::Block* block = arg.owner_block();
+  while (!work.empty()) {
+    const ir::Value* v = work.back();
+    work.pop_back();
+    if (!seen.insert(v).second) continue;
+    for (const auto& op : block->ops()) {
+      const bool uses = std::find(op->operands().begin(), op->operands().end(), v) !=
+                        op->operands().end();
+      if (!uses) continue;
+      if (op->code() == OpCode::kLoad && op->operand(0) == v) {
+        if (auto p = preferred_.find(op->result()); p != preferred_.end()) {
+          return p->second;
+        }
+      }
+      if (ir::IsElementwise(op->code()) && op->num_results() == 1 &&
+          op->result()->type()->shape() == v->type()->shape()) {
+        work.push_back(op->result());
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 void LayoutAssignment::AssignBlock(const ir::Block& block) {
   for (const auto& op : block.ops()) AssignOp(*op);
 }
@@ -173,8 +204,12 @@ void LayoutAssignment::AssignOp(const ir::Operation& op) {
       for (int i = 0; i < n; ++i) {
         if (!IsTensor(op.result(i))) continue;
         std::optional<Layout> l = Known(op.result(i));
-        if (!l && op.code() != OpCode::kIf)
+        if (!l && op.code() != OpCode::kIf) {
           l = Known(op.operand(first_init + i));
+        }
+        if (!l && op.code() == OpCode::kFor) {
+          l = DemandedInside(*body->arg(first_arg + i));
+        }
         if (!l) l = Blocked(result_shape(i), num_warps_);
         SetHome(op.result(i), *l);
         if (op.code() == OpCode::kFor) SetHome(body->arg(first_arg + i), *l);
@@ -184,22 +219,23 @@ void LayoutAssignment::AssignOp(const ir::Operation& op) {
         }
       }
       for (int r = 0; r < op.num_regions(); ++r) AssignBlock(*op.region(r));
-      for (int r = 0; r < op.num_regions(); ++r) {
-        const ir::Operation* term = op.region(r)->terminator();
-        if (term == nullptr) continue;
-        const int skip = term->code() == OpCode::kCondition ? 1 : 0;
-        for (int i = 0; i < n && i + skip < term->num_operands(); ++i) {
-          if (!IsTensor(op.result(i))) continue;
-          if (std::optional<Layout> l = Known(term->operand(i + skip))) {
-            SetHome(op.result(i), *l);
-            if (op.code() == OpCode::kFor)
-              SetHome(body->arg(first_arg + i), *l);
-            if (op.code() == OpCode::kWhile) {
-              SetHome(op.region(0)->arg(i), *l);
-              SetHome(op.region(1)->arg(i), *l);
-            }
-            break;
+      // Each result: the first region whose terminator knows a home.
+      for (int i = 0; i < n; ++i) {
+        if (!IsTensor(op.result(i))) continue;
+        for (int r = 0; r < op.num_regions(); ++r) {
+          const ir::Operation* term = op.region(r)->terminator();
+          if (term == nullptr) continue;
+          const int skip = term->code() == OpCode::kCondition ? 1 : 0;
+          if (i + skip >= term->num_operands()) continue;
+          std::optional<Layout> l = Known(term->operand(i + skip));
+          if (!l) continue;
+          SetHome(op.result(i), *l);
+          if (op.code() == OpCode::kFor) SetHome(body->arg(first_arg + i), *l);
+          if (op.code() == OpCode::kWhile) {
+            SetHome(op.region(0)->arg(i), *l);
+            SetHome(op.region(1)->arg(i), *l);
           }
+          break;
         }
       }
       return;

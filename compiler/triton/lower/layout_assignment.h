@@ -51,6 +51,9 @@ class LayoutAssignment {
   void SetHome(const ir::Value* v, Layout l);
   std::optional<Layout> Known(const ir::Value* v) const;
   void FindDotLoads(const ir::Block& block);
+  // The preferred layout of a load that `arg` (a loop's block argument)
+  // feeds, through elementwise ops in the loop body.
+  std::optional<Layout> DemandedInside(const ir::Value& arg) const;
 
   int num_warps_;
   std::map<const ir::Value*, bool> remat_;

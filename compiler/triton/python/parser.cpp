@@ -23,8 +23,8 @@ namespace {
 // conditional expressions, `**`, f-string fields) and statements nested
 // deeper are an error: it keeps the recursive descent far from the end of
 // the stack (at the limit, under 512 KB at -O2 and 2 MB with ASan). It is
-// above the tokenizer's 200 brackets, so that 199 nested parentheses parse
-// as in CPython.
+// above the tokenizer's 200 brackets, so that 200 nested brackets parse as
+// in CPython.
 constexpr int kMaxNesting = 250;
 // The tree's depth is bounded too, so that destroying it or walking it
 // recursively is safe: left-nested chains (a + b + c, a.b.c, x[0][1],
@@ -291,6 +291,9 @@ class Parser {
     int end_column = 0;
   };
 
+  // How a target is bound: kAssign for the only target of `x = value` (where
+  // CPython may suggest `==`), kStore for the others (`for`, `with ... as`,
+  // comprehensions, chained `=`), kDelete for `del`.
   enum class TargetUse { kAssign, kStore, kDelete };
 
   // --- tokens

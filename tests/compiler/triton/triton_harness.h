@@ -1,0 +1,119 @@
+// Runs Triton kernels from the test kernel files for tests: arguments by
+// name (buffers from vectors, numbers), compile (front end, lowering, MSL
+// compiler), launch over a grid of programs, read buffers back.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "api/triton_launch.h"
+#include "emu/device/command_buffer.h"
+#include "isa/numeric.h"
+
+namespace mtlemu::testing {
+
+inline std::string TritonKernelFile(const std::string& name) {
+  return std::string(MTLEMU_TEST_DATA_DIR) + "/compiler/triton/kernels/" + name;
+}
+
+class TritonHarness {
+ public:
+  explicit TritonHarness(std::string file, std::string chip = "m1")
+      : file_(std::move(file)), device_(Device::Create(chip).value()) {}
+
+  // A pointer argument: a buffer holding `data`, its element `dtype`.
+  template <class T>
+  std::shared_ptr<Buffer> Buffer(const std::string& name, const char* dtype,
+                                 const std::vector<T>& data) {
+    auto b = device_->newBuffer(data.data(), data.size() * sizeof(T)).value();
+    values_[name].buffer = b;
+    triton::frontend::KernelArg a;
+    a.kind = triton::frontend::KernelArg::Kind::kPointer;
+    a.dtype = triton::frontend::DType::FromName(dtype);
+    args_.emplace_back(name, a);
+    return b;
+  }
+  // Any other argument, as the command line spells it ("128", "fp16").
+  void Arg(const std::string& name, const std::string& text) {
+    triton::frontend::KernelArg a = triton::frontend::KernelArg::FromText(text);
+    values_[name].scalar = a;
+    args_.emplace_back(name, a);
+  }
+  void Arg(const std::string& name, int64_t v) { Arg(name, std::to_string(v)); }
+
+  // Compiles and runs; "" or the error (compile error or fault).
+  std::string Run(const std::string& kernel, MTLSize grid, int num_warps = 4) {
+    api::TritonRequest r;
+    r.file = file_;
+    r.kernel = kernel;
+    r.args = args_;
+    r.num_warps = num_warps;
+    if (const char* dir = std::getenv("MTLEMU_TEST_DUMP_DIR")) {
+      // For debugging the lowering: each kernel's TTIR and MSL.
+      Result<api::TritonKernel> k = api::CompileTriton(r);
+      if (k.ok()) {
+        std::ofstream(std::string(dir) + "/" + kernel + ".ttir") << k.value().ttir;
+        std::ofstream(std::string(dir) + "/" + kernel + ".metal") << k.value().msl;
+      }
+    }
+    Result<api::TritonLibrary> lib = api::newLibraryWithTriton(*device_, r);
+    if (!lib.ok()) return lib.error().message;
+    compiled_ = lib.value().kernel;
+    auto queue = device_->newCommandQueue();
+    auto commands = queue->commandBuffer();
+    auto encoder = commands->computeCommandEncoder();
+    Status s = api::EncodeTritonLaunch(*device_, *encoder, lib.value(), grid, values_);
+    if (!s.ok()) return s.error().message;
+    encoder->endEncoding();
+    commands->commit();
+    if (const CommandBufferError* e = commands->error()) return e->message;
+    return "";
+  }
+  const api::TritonKernel& compiled() const { return compiled_; }
+
+ private:
+  std::string file_;
+  std::shared_ptr<Device> device_;
+  std::map<std::string, api::TritonArgValue> values_;
+  std::vector<std::pair<std::string, triton::frontend::KernelArg>> args_;
+  api::TritonKernel compiled_;
+};
+
+template <class T>
+std::vector<T> Read(const std::shared_ptr<Buffer>& b) {
+  std::vector<T> out(b->length() / sizeof(T));
+  std::memcpy(out.data(), b->contents(), b->length());
+  return out;
+}
+
+inline std::vector<float> RandomFloats(size_t n, uint32_t seed, float lo = -2,
+                                       float hi = 2) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(gen);
+  return v;
+}
+
+inline std::vector<uint16_t> ToHalf(const std::vector<float>& v) {
+  std::vector<uint16_t> out;
+  for (float x : v) out.push_back(isa::FloatToHalfBits(x));
+  return out;
+}
+inline std::vector<uint16_t> ToBFloat(const std::vector<float>& v) {
+  std::vector<uint16_t> out;
+  for (float x : v) out.push_back(isa::FloatToBFloatBits(x));
+  return out;
+}
+inline float HalfToFloat(uint16_t h) { return isa::HalfBitsToFloat(h); }
+inline float BFloatToFloat(uint16_t h) { return isa::BFloatBitsToFloat(h); }
+
+}  // namespace mtlemu::testing
