@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 
+#include "cli/npy.h"
 #include "isa/numeric.h"
 
 namespace mtlemu::cli {
@@ -243,31 +244,27 @@ uint64_t RandomBits(ScalarType type, uint64_t x) {
   return 0;
 }
 
-Result<GeneratedBuffer> ParseGenerated(std::string_view option,
-                                       std::string_view arg,
-                                       std::string_view spec) {
+// TYPE[COUNT]:GEN; errors say what is wrong without naming the option.
+Result<GeneratedBuffer> ParseGenerated(std::string_view spec) {
   const size_t lb = spec.find('[');
   if (lb == std::string_view::npos) {
-    return ArgError(option, arg,
-                    "expected a path ending in .npy or TYPE[COUNT]:GEN, got " +
-                        Quote(spec));
+    return Error{"expected a path ending in .npy or TYPE[COUNT]:GEN, got " +
+                 Quote(spec)};
   }
   GeneratedBuffer buffer;
   Result<ScalarType> type = ParseType(spec.substr(0, lb));
-  if (!type.ok()) return ArgError(option, arg, type.error().message);
+  if (!type.ok()) return Error{type.error().message};
   buffer.type = type.value();
 
   const size_t rb = spec.find(']', lb);
   if (rb == std::string_view::npos) {
-    return ArgError(option, arg, "missing ']' after the count in TYPE[COUNT]");
+    return Error{"missing ']' after the count in TYPE[COUNT]"};
   }
   const std::string_view count_text = spec.substr(lb + 1, rb - lb - 1);
   const uint64_t elem_size = isa::SizeOf(buffer.type);
   switch (ParseU64(count_text, &buffer.count)) {
     case IntParse::kSyntax:
-      return ArgError(
-          option, arg,
-          "count " + Quote(count_text) + " is not a positive integer");
+      return Error{"count " + Quote(count_text) + " is not a positive integer"};
     case IntParse::kOverflow:
       buffer.count = std::numeric_limits<uint64_t>::max();
       break;
@@ -275,21 +272,19 @@ Result<GeneratedBuffer> ParseGenerated(std::string_view option,
       break;
   }
   if (buffer.count == 0) {
-    return ArgError(option, arg, "count must be positive, got 0");
+    return Error{"count must be positive, got 0"};
   }
   if (buffer.count > kMaxGeneratedBufferBytes / elem_size) {
-    return ArgError(option, arg,
-                    "count " + Quote(count_text) + " of " +
-                        std::string(isa::MetalName(buffer.type)) +
-                        " exceeds the limit of " +
-                        std::to_string(kMaxGeneratedBufferBytes) + " bytes");
+    return Error{"count " + Quote(count_text) + " of " +
+                 std::string(isa::MetalName(buffer.type)) +
+                 " exceeds the limit of " +
+                 std::to_string(kMaxGeneratedBufferBytes) + " bytes"};
   }
 
   std::string_view gen = spec.substr(rb + 1);
   if (gen.empty() || gen[0] != ':') {
-    return ArgError(
-        option, arg,
-        "expected ':' and a generator after " + Quote(spec.substr(0, rb + 1)));
+    return Error{"expected ':' and a generator after " +
+                 Quote(spec.substr(0, rb + 1))};
   }
   gen.remove_prefix(1);
   auto call_arg =
@@ -308,25 +303,24 @@ Result<GeneratedBuffer> ParseGenerated(std::string_view option,
     buffer.generator = GeneratorKind::kFill;
     Result<std::vector<uint8_t>> value = ParseScalarValue(buffer.type, *v);
     if (!value.ok()) {
-      return ArgError(option, arg, "fill value: " + value.error().message);
+      return Error{"fill value: " + value.error().message};
     }
     buffer.fill_value = std::move(value).value();
   } else if (std::optional<std::string_view> seed = call_arg("random")) {
     buffer.generator = GeneratorKind::kRandom;
     if (ParseU64(*seed, &buffer.seed) != IntParse::kOk) {
-      return ArgError(
-          option, arg,
-          "seed " + Quote(*seed) + " is not a 64-bit unsigned integer");
+      return Error{"seed " + Quote(*seed) +
+                   " is not a 64-bit unsigned integer"};
     }
   } else {
-    return ArgError(option, arg,
-                    "unknown generator " + Quote(gen) +
-                        " (expected zeros, iota, fill(V) or random(SEED))");
+    return Error{"unknown generator " + Quote(gen) +
+                 " (expected zeros, iota, fill(V) or random(SEED))"};
   }
   return buffer;
 }
 
-// True for "x.npy", "dir/X.NPY", ...; false for ".npy" alone.
+}  // namespace
+
 bool IsNpyPath(std::string_view s) {
   if (s.size() <= 4) return false;
   const std::string_view ext = s.substr(s.size() - 4);
@@ -335,8 +329,6 @@ bool IsNpyPath(std::string_view s) {
          std::tolower(static_cast<unsigned char>(ext[2])) == 'p' &&
          std::tolower(static_cast<unsigned char>(ext[3])) == 'y';
 }
-
-}  // namespace
 
 Result<std::vector<uint8_t>> ParseScalarValue(ScalarType type,
                                               std::string_view text) {
@@ -381,14 +373,35 @@ Result<BufferSpec> ParseBufferSpec(std::string_view arg) {
       ParseIndex(kOption, arg, "INDEX=SPEC", "buffer index", &rest);
   if (!index.ok()) return index.error();
   spec.index = index.value();
-  if (IsNpyPath(rest)) {
-    spec.source = NpyBuffer{std::string(rest)};
-    return spec;
-  }
-  Result<GeneratedBuffer> generated = ParseGenerated(kOption, arg, rest);
-  if (!generated.ok()) return generated.error();
-  spec.source = std::move(generated).value();
+  Result<BufferSource> source = ParseBufferSource(rest);
+  if (!source.ok()) return ArgError(kOption, arg, source.error().message);
+  spec.source = std::move(source).value();
   return spec;
+}
+
+Result<BufferSource> ParseBufferSource(std::string_view spec) {
+  if (IsNpyPath(spec)) return BufferSource{NpyBuffer{std::string(spec)}};
+  Result<GeneratedBuffer> generated = ParseGenerated(spec);
+  if (!generated.ok()) return generated.error();
+  return BufferSource{std::move(generated).value()};
+}
+
+Result<BufferData> LoadBufferData(const BufferSource& source) {
+  BufferData data;
+  if (const auto* npy = std::get_if<NpyBuffer>(&source)) {
+    Result<NpyArray> read = ReadNpy(npy->path);
+    if (!read.ok()) return read.error();
+    NpyArray& array = read.value();
+    data.type = array.type;
+    data.shape = std::move(array.shape);
+    data.bytes = std::move(array.data);
+    return data;
+  }
+  const auto& generated = std::get<GeneratedBuffer>(source);
+  data.type = generated.type;
+  data.shape = {generated.count};
+  data.bytes = MaterializeBuffer(generated);
+  return data;
 }
 
 std::vector<uint8_t> MaterializeBuffer(const GeneratedBuffer& buffer) {

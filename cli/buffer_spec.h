@@ -1,7 +1,7 @@
 // Parsers for the command line's buffer, bytes, threadgroup-memory and size
 // arguments, and the generators that fill buffers.
 //
-// --buffer INDEX=SPEC
+// --buffer INDEX=SPEC (and the buffers of --arg NAME=SPEC, with SPEC alone)
 //   INDEX is a buffer slot 0..30. SPEC is either a path ending in ".npy" (any
 //   case), or TYPE[COUNT]:GEN with TYPE a Metal scalar type name, COUNT a
 //   positive integer and GEN one of:
@@ -82,9 +82,18 @@ struct NpyBuffer {
   std::string path;
 };
 
+using BufferSource = std::variant<NpyBuffer, GeneratedBuffer>;
+
 struct BufferSpec {
   int index = 0;
-  std::variant<NpyBuffer, GeneratedBuffer> source;
+  BufferSource source;
+};
+
+// A buffer's elements, read or generated.
+struct BufferData {
+  isa::ScalarType type = isa::ScalarType::kUChar;  // a .npy's '<u2' is ushort
+  std::vector<uint64_t> shape;                     // {COUNT} when generated
+  std::vector<uint8_t> bytes;
 };
 
 struct BytesSpec {
@@ -106,6 +115,15 @@ struct Size3 {
 
 // `arg` is the text after --buffer: "INDEX=SPEC".
 Result<BufferSpec> ParseBufferSpec(std::string_view arg);
+
+// SPEC alone. The error says what is wrong with it (no option prefix).
+Result<BufferSource> ParseBufferSource(std::string_view spec);
+
+// True for "x.npy", "dir/X.NPY", ...; false for ".npy" alone.
+bool IsNpyPath(std::string_view spec);
+
+// The .npy file's array, or the generated elements. Errors name the file.
+Result<BufferData> LoadBufferData(const BufferSource& source);
 
 // The buffer's contents: count * SizeOf(type) little-endian bytes.
 std::vector<uint8_t> MaterializeBuffer(const GeneratedBuffer& buffer);

@@ -1,6 +1,9 @@
 // The command line's exit codes, for scripts. Documented in README.md.
 #pragma once
 
+#include <cstdio>
+#include <string>
+
 namespace mtlemu::cli {
 
 enum ExitCode : int {
@@ -11,5 +14,18 @@ enum ExitCode : int {
   kExitTimeout = 3,   // the dispatch ran past --timeout
   kExitMismatch = 4,  // a buffer differs from its --expect file
 };
+
+// Prints an error on stderr and returns `code`: a compiler's diagnostics
+// ("file:line:col: error: ...") as they are, anything else after
+// "mtlemu: error: ".
+inline int PrintError(std::string message, int code) {
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  if (message.find(": error: ") != std::string::npos) {
+    std::fprintf(stderr, "%s\n", message.c_str());
+  } else {
+    std::fprintf(stderr, "mtlemu: error: %s\n", message.c_str());
+  }
+  return code;
+}
 
 }  // namespace mtlemu::cli

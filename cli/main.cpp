@@ -8,13 +8,28 @@
 
 namespace {
 
+// What `run`, `roofline` and `compile` take for a Triton kernel.
+void AddTritonOptions(CLI::App* cmd, mtlemu::cli::TritonOptions& triton) {
+  cmd->add_option("--arg", triton.args,
+                  "Triton: NAME=SPEC, SPEC a buffer (FILE.npy or "
+                  "TYPE[COUNT]:GEN), *DTYPE (compile only), or a value (128, "
+                  "1e-5, True, None, fp16, text)");
+  cmd->add_option("--num-warps", triton.num_warps,
+                  "Triton: SIMD groups per program (default 4)");
+  cmd->add_option("--module-path", triton.module_paths,
+                  "Triton: a folder where the kernel's imports are found");
+}
+
 // What `run` and `roofline` share: the kernel, its arguments, the dispatch.
 void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
   cmd->add_option("file", run.file,
-                  "Kernel file (.metal, ISA text .s, or a .mtlb module)")
+                  "Kernel file (.metal, ISA text .s, a .mtlb module, or "
+                  "Triton: .py, .ttir, .mlir)")
       ->required();
   cmd->add_option("--kernel,-k", run.kernel, "Kernel name")->required();
-  cmd->add_option("--grid", run.grid, "X[,Y[,Z]] threads, as dispatchThreads");
+  cmd->add_option("--grid", run.grid,
+                  "X[,Y[,Z]] threads, as dispatchThreads (Triton: programs, "
+                  "as Triton's launch grid)");
   cmd->add_option("--groups", run.groups,
                   "X[,Y[,Z]] threadgroups, as dispatchThreadgroups");
   cmd->add_option("--threadgroup", run.threadgroup,
@@ -38,6 +53,7 @@ void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
                   "Preprocessor macro NAME[=VALUE] (.metal)");
   cmd->add_flag("--no-fast-math", run.no_fast_math,
                 "Compile .metal with fast math off");
+  AddTritonOptions(cmd, run.triton);
 }
 
 }  // namespace
@@ -57,10 +73,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--chip", run.chip, "Chip: m1, m2-max, ... (see chips)")
       ->capture_default_str();
   run_cmd->add_option("--out,-o", run.outs,
-                      "INDEX=PATH.npy: write that buffer after the run");
+                      "INDEX=PATH.npy (Triton: NAME=PATH.npy): write that "
+                      "buffer after the run");
   run_cmd->add_option("--expect", run.expects,
-                      "INDEX=PATH.npy: after the run, compare that buffer "
-                      "with the file (exit 4 when it differs)");
+                      "INDEX=PATH.npy (Triton: NAME=PATH.npy): after the "
+                      "run, compare that buffer with the file (exit 4 when "
+                      "it differs)");
   run_cmd->add_option("--rtol", run.rtol, "Relative tolerance for --expect")
       ->capture_default_str();
   run_cmd->add_option("--atol", run.atol, "Absolute tolerance for --expect")
@@ -111,8 +129,21 @@ int main(int argc, char** argv) {
 
   CompileCommandOptions compile;
   CLI::App* compile_cmd = app.add_subcommand(
-      "compile", "Compile a Metal Shading Language file (.metal)");
-  compile_cmd->add_option("file", compile.file, "MSL source file")->required();
+      "compile",
+      "Compile a Metal Shading Language file (.metal) or a Triton kernel "
+      "(.py, .ttir, .mlir) and print its ISA or another stage");
+  compile_cmd
+      ->add_option("file", compile.file, "Kernel file (.metal, .py, .ttir)")
+      ->required();
+  compile_cmd->add_option("--kernel,-k", compile.kernel,
+                          "Kernel name (required for Triton; .metal: lower "
+                          "only this kernel)");
+  compile_cmd
+      ->add_option("--emit", compile.emit,
+                   "What to print: isa (default), or for Triton ttir, "
+                   "layouts or msl")
+      ->check(CLI::IsMember({"ttir", "layouts", "msl", "isa"}));
+  AddTritonOptions(compile_cmd, compile.triton);
   compile_cmd->add_option("-D", compile.defines,
                           "Preprocessor macro NAME[=VALUE]");
   compile_cmd->add_option("--constant", compile.constants,

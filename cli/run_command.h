@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/triton_args.h"
 #include "emu/timing/timing_report.h"
 
 namespace mtlemu::cli {
@@ -12,7 +13,9 @@ namespace mtlemu::cli {
 struct RunOptions {
   std::string file;
   std::string kernel;
-  std::optional<std::string> grid;    // --grid X[,Y[,Z]] (dispatchThreads)
+  // --grid X[,Y[,Z]]: threads (dispatchThreads), or a Triton kernel's
+  // programs.
+  std::optional<std::string> grid;
   std::optional<std::string> groups;  // --groups (dispatchThreadgroups)
   std::optional<std::string> threadgroup;
   std::string chip = "m1";
@@ -22,8 +25,9 @@ struct RunOptions {
   std::vector<std::string> constants;           // NAME|INDEX=TYPE:V
   std::vector<std::string> defines;             // NAME[=VALUE]
   bool no_fast_math = false;
-  std::vector<std::string> outs;     // INDEX=PATH.npy
-  std::vector<std::string> expects;  // INDEX=PATH.npy
+  TritonOptions triton;              // .py, .ttir, .mlir
+  std::vector<std::string> outs;     // INDEX=PATH.npy (Triton: NAME=...)
+  std::vector<std::string> expects;  // INDEX=PATH.npy (Triton: NAME=...)
   double rtol = 1e-5;                // for --expect
   double atol = 1e-6;
   int threads = 0;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <span>
 
+#include "api/triton_library.h"
 #include "cli/compile_options.h"
 #include "cli/exit_codes.h"
 #include "cli/kernel_file.h"
@@ -21,8 +22,7 @@ namespace mtlemu::cli {
 namespace {
 
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "mtlemu: error: %s\n", message.c_str());
-  return kExitBadInput;
+  return PrintError(message, kExitBadInput);
 }
 
 // A module from ISA text or binary, verified; prints diagnostics on error.
@@ -57,6 +57,38 @@ bool LoadModule(const std::string& file, isa::Module& module) {
     return false;
   }
   return true;
+}
+
+// A Triton kernel compiled for its --arg values; the stage --emit names.
+int CompileTritonCommand(const CompileCommandOptions& options) {
+  if (!options.kernel) return Fail("give --kernel NAME");
+  Result<std::vector<TritonArg>> args =
+      ResolveTritonArgs(options.triton.args, /*with_data=*/false);
+  if (!args.ok()) return Fail(args.error().message);
+  const std::string emit = options.emit.value_or("isa");
+  std::shared_ptr<Device> device;
+  if (emit == "isa") {
+    Result<std::shared_ptr<Device>> created = Device::Create("m1");
+    if (!created.ok()) return Fail(created.error().message);
+    device = std::move(created).value();
+  }
+  // tl.static_print goes to stderr: stdout is the stage's text alone.
+  Result<api::TritonLibrary> compiled = CompileTritonKernel(
+      device.get(), options.file, *options.kernel, options.triton, args.value(),
+      /*for_launch=*/false, stderr);
+  if (!compiled.ok()) return Fail(compiled.error().message);
+  const api::TritonKernel& kernel = compiled.value().kernel;
+  if (emit == "ttir") {
+    std::fputs(kernel.ttir.c_str(), stdout);
+  } else if (emit == "layouts") {
+    std::fputs(kernel.layouts.c_str(), stdout);
+  } else if (emit == "msl") {
+    std::fputs(kernel.msl.c_str(), stdout);
+  } else {
+    std::fputs(isa::PrintModule(compiled.value().library->module()).c_str(),
+               stdout);
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -103,6 +135,24 @@ int ChipsCommand() {
 }
 
 int CompileCommand(const CompileCommandOptions& options) {
+  const OptionUse metal_only[] = {
+      {"-D", !options.defines.empty()},
+      {"--constant", !options.constants.empty()},
+      {"--no-fast-math", options.no_fast_math},
+      {"--emit-llvm", options.emit_llvm},
+  };
+  const OptionUse triton_only[] = {
+      {"--emit " + options.emit.value_or(""),
+       options.emit.value_or("isa") != "isa"},
+      {"--arg", !options.triton.args.empty()},
+      {"--num-warps", options.triton.num_warps.has_value()},
+      {"--module-path", !options.triton.module_paths.empty()},
+  };
+  if (Status s = CheckOptionsApply(options.file, metal_only, triton_only);
+      !s.ok()) {
+    return Fail(s.error().message);
+  }
+  if (api::IsTritonFile(options.file)) return CompileTritonCommand(options);
   Result<std::string> text = ReadTextFile(options.file);
   if (!text.ok()) return Fail(text.error().message);
   Result<msl::CompileOptions> made = MakeCompileOptions(
@@ -120,13 +170,10 @@ int CompileCommand(const CompileCommandOptions& options) {
   }
   if (!options.emit_llvm) {
     Result<isa::Module> module =
-        compiler::CompileMsl(text.value(), options.file, compile);
-    if (!module.ok()) {
-      std::string message = module.error().message;
-      while (!message.empty() && message.back() == '\n') message.pop_back();
-      std::fprintf(stderr, "%s\n", message.c_str());
-      return kExitBadInput;
-    }
+        compiler::CompileMsl(text.value(), options.file, compile,
+                             options.kernel ? std::vector{*options.kernel}
+                                            : std::vector<std::string>{});
+    if (!module.ok()) return Fail(module.error().message);
     std::fputs(isa::PrintModule(module.value()).c_str(), stdout);
     return kExitOk;
   }

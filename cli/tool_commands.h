@@ -1,8 +1,11 @@
 // The smaller commands: asm, disasm, chips.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "cli/triton_args.h"
 
 namespace mtlemu::cli {
 
@@ -16,13 +19,17 @@ int ChipsCommand();
 
 struct CompileCommandOptions {
   std::string file;
+  std::optional<std::string> kernel;
+  std::optional<std::string> emit;     // isa, or Triton: ttir, layouts, msl
+  TritonOptions triton;                // .py, .ttir, .mlir
   std::vector<std::string> defines;    // NAME or NAME=VALUE
   std::vector<std::string> constants;  // NAME|INDEX=TYPE:VALUE
   bool no_fast_math = false;
   bool emit_llvm = false;
 };
-// Compiles an MSL file; prints LLVM IR (--emit-llvm) and the kernels'
-// argument tables.
+// Compiles an MSL file; prints its ISA, or the LLVM IR and the kernels'
+// argument tables (--emit-llvm). Compiles a Triton kernel for its --arg
+// values; prints its ISA or the stage --emit names.
 int CompileCommand(const CompileCommandOptions& options);
 
 }  // namespace mtlemu::cli

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mtlemu::air {
@@ -67,22 +68,23 @@ void RemoveDeadCode(isa::Kernel& kernel, const RegisterParts& parts) {
 void RemoveInstructions(isa::Kernel& kernel, const std::vector<bool>& keep) {
   // Renumber: an instruction index maps to the next kept one.
   std::vector<uint32_t> new_index(kernel.code.size() + 1);
-  uint32_t n = 0;
-  for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
-    new_index[pc] = n;
-    if (keep[pc]) ++n;
-  }
-  new_index[kernel.code.size()] = n;
   std::vector<isa::Instruction> code;
   for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
-    if (!keep[pc]) continue;
-    isa::Instruction inst = kernel.code[pc];
+    new_index[pc] = static_cast<uint32_t>(code.size());
+    if (keep[pc]) code.push_back(kernel.code[pc]);
+  }
+  new_index[kernel.code.size()] = static_cast<uint32_t>(code.size());
+  ReplaceCode(kernel, std::move(code), new_index);
+}
+
+void ReplaceCode(isa::Kernel& kernel, std::vector<isa::Instruction> code,
+                 const std::vector<uint32_t>& new_index) {
+  for (isa::Instruction& inst : code) {
     for (int i = 0; i < inst.NumOperands(); ++i) {
       if (inst.operands[i].kind == isa::OperandKind::kLabel) {
         inst.operands[i].label = new_index[inst.operands[i].label];
       }
     }
-    code.push_back(inst);
   }
   std::map<uint32_t, std::string> labels;
   for (const auto& [pc, name] : kernel.labels) {

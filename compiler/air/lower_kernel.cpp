@@ -653,9 +653,9 @@ Result<isa::Kernel> Lowering::Run() {
   RemoveDeadCode(kernel_, parts_);
   MergeVectorAccesses(kernel_, parts_, [this] { return NewVReg(); });
   ScheduleMemory(kernel_, parts_);
-  if (Status s = AllocateRegisters(kernel_, parts_); !s.ok()) {
-    return s.error();
-  }
+  const Status allocated =
+      AllocateRegisters(kernel_, parts_, [this] { return NewVReg(); });
+  if (!allocated.ok()) return allocated.error();
   return std::move(kernel_);
 }
 

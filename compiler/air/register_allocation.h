@@ -1,22 +1,33 @@
 // Register allocation for a kernel whose register operands are virtual
 // (numbers 0..65535, any count): liveness on the ISA's control flow, then
-// linear scan onto r0..r255, keeping 64-bit values in consecutive pairs.
+// linear scan onto r0..r255, keeping 64-bit values in consecutive pairs and
+// spilling to thread memory what does not fit.
 #pragma once
 
-#include <string>
+#include <cstdint>
+#include <functional>
 
 #include "common/result.h"
 #include "compiler/air/register_parts.h"
+#include "isa/instruction.h"
 #include "isa/module.h"
 
 namespace mtlemu::air {
 
+// The registers a thread may use: all the ISA has.
+inline constexpr int kAllocatableRegisters = isa::kMaxRegisters;
+
 // Rewrites every register operand of `kernel` to a physical register and
-// sets kernel.registers. Fails when more than 256 registers would be live
-// at once. Per-lane liveness is correct under SIMT execution: writes are
-// masked, so a lane's register is only ever touched on that lane's path.
-// A part (register_parts.h) lands at its whole's register plus its offset;
-// writing a part does not end the whole's earlier life.
-Status AllocateRegisters(isa::Kernel& kernel, const RegisterParts& parts = {});
+// sets kernel.registers. Per-lane liveness is correct under SIMT execution:
+// writes are masked, so a lane's register is only ever touched on that
+// lane's path. A part (register_parts.h) lands at its whole's register plus
+// its offset; writing a part does not end the whole's earlier life. Where
+// more than kAllocatableRegisters would be live at once, values move to
+// thread memory past the kernel's own (kernel.thread_memory grows), with
+// loads and stores around their uses and definitions; the registers those
+// use are made by `new_vreg` (parts of them added to `parts`). Fails only
+// when virtual register numbers run out or spilling does not settle.
+Status AllocateRegisters(isa::Kernel& kernel, RegisterParts& parts,
+                         const std::function<uint32_t()>& new_vreg);
 
 }  // namespace mtlemu::air

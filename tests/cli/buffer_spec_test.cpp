@@ -168,6 +168,32 @@ TEST(ParseBufferSpecTest, Errors) {
   EXPECT_EQ(BufferError("0=float[1073741824]:zeros"), "");
 }
 
+TEST(ParseBufferSourceTest, SpecAloneWithoutTheOption) {
+  Result<BufferSource> r = ParseBufferSource("x.npy");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(std::get<NpyBuffer>(r.value()).path, "x.npy");
+  r = ParseBufferSource("half[8]:iota");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(std::get<GeneratedBuffer>(r.value()).type, ScalarType::kHalf);
+  EXPECT_EQ(std::get<GeneratedBuffer>(r.value()).count, 8u);
+  r = ParseBufferSource("float[0]:zeros");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "count must be positive, got 0");
+}
+
+TEST(LoadBufferDataTest, GeneratedHasItsCountAsShape) {
+  Result<BufferSource> source = ParseBufferSource("ushort[3]:iota");
+  ASSERT_TRUE(source.ok());
+  Result<BufferData> data = LoadBufferData(source.value());
+  ASSERT_TRUE(data.ok()) << data.error().message;
+  EXPECT_EQ(data.value().type, ScalarType::kUShort);
+  EXPECT_EQ(data.value().shape, std::vector<uint64_t>{3});
+  EXPECT_EQ(data.value().bytes, (std::vector<uint8_t>{0, 0, 1, 0, 2, 0}));
+  Result<BufferData> missing = LoadBufferData(NpyBuffer{"/nonexistent.npy"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(Contains(missing.error().message, "/nonexistent.npy"));
+}
+
 TEST(MaterializeTest, Zeros) {
   EXPECT_EQ(Make("0=int[3]:zeros"), std::vector<uint8_t>(12, 0));
   EXPECT_EQ(Make("0=bool[2]:zeros"), std::vector<uint8_t>(2, 0));

@@ -110,6 +110,31 @@ inline ::testing::AssertionResult Contains(const std::string& text,
          << "'" << text << "' does not contain '" << part << "'";
 }
 
+// Success when `same(i)` holds for every index of `actual` and `expected`;
+// else the sizes, or the first five indices where it does not, with both
+// values.
+template <class A, class E, class Same>
+::testing::AssertionResult ElementsMatch(const std::vector<A>& actual,
+                                         const std::vector<E>& expected,
+                                         Same same) {
+  if (actual.size() != expected.size()) {
+    return ::testing::AssertionFailure()
+           << "size " << actual.size() << " != expected " << expected.size();
+  }
+  ::testing::AssertionResult result = ::testing::AssertionSuccess();
+  int mismatches = 0;
+  for (size_t i = 0; i < actual.size(); ++i) {
+    if (same(i)) continue;
+    if (mismatches == 0) result = ::testing::AssertionFailure();
+    if (++mismatches <= 5) {
+      result << "\n  [" << i << "] " << actual[i] << " != expected "
+             << expected[i];
+    }
+  }
+  if (mismatches > 5) result << "\n  ... " << mismatches << " mismatches";
+  return result;
+}
+
 // Writes `values` to `path` as a 1-D .npy of `type` (sizeof(T) must be
 // SizeOf(type)).
 template <class T>

@@ -96,25 +96,10 @@ Outputs RunExample(const ScratchDir& dir, const std::string& example,
 // mismatches by index.
 ::testing::AssertionResult BitsEqual(const std::vector<float>& actual,
                                      const std::vector<float>& expected) {
-  if (actual.size() != expected.size()) {
-    return ::testing::AssertionFailure()
-           << "size " << actual.size() << " != expected " << expected.size();
-  }
-  ::testing::AssertionResult result = ::testing::AssertionSuccess();
-  int mismatches = 0;
-  for (size_t i = 0; i < actual.size(); ++i) {
-    if (std::bit_cast<uint32_t>(actual[i]) ==
-        std::bit_cast<uint32_t>(expected[i])) {
-      continue;
-    }
-    if (mismatches == 0) result = ::testing::AssertionFailure();
-    if (++mismatches <= 5) {
-      result << "\n  [" << i << "] " << actual[i] << " != expected "
-             << expected[i];
-    }
-  }
-  if (mismatches > 5) result << "\n  ... " << mismatches << " mismatches";
-  return result;
+  return cli_test::ElementsMatch(actual, expected, [&](size_t i) {
+    return std::bit_cast<uint32_t>(actual[i]) ==
+           std::bit_cast<uint32_t>(expected[i]);
+  });
 }
 
 // `count` floats spread over many exponents, both signs.

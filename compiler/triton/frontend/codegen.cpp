@@ -216,6 +216,11 @@ CodeGen::Flow CodeGen::ExecBody(const py::Body& body, size_t start,
 void CodeGen::Assign(const py::Expr& target, const PyValue& value,
                      Frame& frame) {
   if (const auto* n = py::As<py::NameExpr>(&target)) {
+    // The IR value takes the Python name (%offsets), as Triton's does.
+    if (value.is_tensor() && value.tensor().handle->name().empty() &&
+        value.tensor().handle->defining_op() != nullptr) {
+      value.tensor().handle->set_name(n->id);
+    }
     frame.locals[n->id] = value;
     return;
   }

@@ -82,8 +82,16 @@ PyValue CodeGen::Call(const PyValue& callee, std::vector<PyValue> args,
       }
       Fail("'dtype' object has no attribute '" + n + "'");
     }
-    case PyValue::Kind::kModule:
-      Fail("module '" + callee.module()->name() + "' is not callable");
+    case PyValue::Kind::kModule: {
+      const ModuleScope* m = callee.module();
+      if (m->kind() == ModuleScope::Kind::kForeign) {
+        const std::string top = m->name().substr(0, m->name().find('.'));
+        Fail("'" + m->name() + "' cannot be used in a kernel: module '" + top +
+             "' was not found on the module path (the kernel file's "
+             "directory, --module-path) and is not one of Triton's");
+      }
+      Fail("module '" + m->name() + "' is not callable");
+    }
     case PyValue::Kind::kEnum:
       if (callee.as_string().rfind("foreign", 0) == 0 ||
           callee.as_string().rfind("class:", 0) == 0) {

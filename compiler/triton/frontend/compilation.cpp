@@ -1,5 +1,7 @@
 #include "compiler/triton/frontend/compilation.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -58,6 +60,29 @@ bool IsStringOrEllipsis(const py::Stmt& s) {
   return c != nullptr;
 }
 
+// The parser's "file:line:col: error: message" as a located CompileError,
+// so that it is printed once, with its source line.
+CompileError ParseFailure(const std::string& text) {
+  const std::string marker = ": error: ";
+  const size_t at = text.find(marker);
+  if (at != std::string::npos) {
+    const std::string where = text.substr(0, at);
+    const size_t c2 = where.rfind(':');
+    const size_t c1 = c2 == std::string::npos ? c2 : where.rfind(':', c2 - 1);
+    if (c1 != std::string::npos) {
+      SourceLocation loc;
+      loc.file = where.substr(0, c1);
+      loc.line = std::atoi(where.substr(c1 + 1, c2 - c1 - 1).c_str());
+      loc.column = std::max(0, std::atoi(where.substr(c2 + 1).c_str()) - 1);
+      std::string message = text.substr(at + marker.size());
+      // Only the first line: the source line and caret are printed again.
+      message = message.substr(0, message.find('\n'));
+      if (loc.line > 0) return CompileError{message, loc, {}};
+    }
+  }
+  return CompileError{text, {}, {}};
+}
+
 }  // namespace
 
 Compilation::Compilation(std::vector<std::string> module_paths)
@@ -80,7 +105,7 @@ const ModuleScope* Compilation::LoadFile(const std::string& path,
     source = text.str();
   }
   Result<py::Module> parsed = py::ParseModule(*source, path);
-  if (!parsed.ok()) throw CompileError{parsed.error().message, {}, {}};
+  if (!parsed.ok()) throw ParseFailure(parsed.error().message);
   auto ast = std::make_unique<py::Module>(std::move(parsed).value());
   std::string name = fs::path(path).stem().string();
   auto scope = ModuleScope::User(name, path, std::move(ast), false);
@@ -158,11 +183,12 @@ std::optional<std::string> Compilation::FindModuleFile(
     }
     return std::nullopt;
   };
-  const fs::path from_dir = from != nullptr &&
-                                    from->kind() == ModuleScope::Kind::kUser &&
-                                    !from->path().empty()
-                                ? fs::path(from->path()).parent_path()
-                                : fs::path(".");
+  fs::path from_dir = from != nullptr &&
+                              from->kind() == ModuleScope::Kind::kUser &&
+                              !from->path().empty()
+                          ? fs::path(from->path()).parent_path()
+                          : fs::path(".");
+  if (from_dir.empty()) from_dir = ".";
   if (level > 0) {
     fs::path base = from_dir;
     for (int i = 1; i < level; ++i) base = base.parent_path();
@@ -180,7 +206,8 @@ std::optional<std::string> Compilation::FindModuleFile(
   for (const std::string& p : module_paths_) dirs.push_back(p);
   // A package the importing file lives in: `from pkg.sub import x` inside
   // .../pkg/ops/file.py finds pkg's parent without a --module-path.
-  for (fs::path d = fs::absolute(from_dir); d.has_relative_path();
+  std::error_code abs_error;
+  for (fs::path d = fs::absolute(from_dir, abs_error); d.has_relative_path();
        d = d.parent_path()) {
     if (d.filename() == parts[0]) {
       dirs.push_back(d.parent_path());

@@ -2,11 +2,13 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "compiler/triton/frontend/codegen.h"
 #include "compiler/triton/frontend/compilation.h"
 #include "compiler/triton/frontend/module_scope.h"
+#include "compiler/triton/ir/cleanup.h"
 #include "compiler/triton/ir/verifier.h"
 
 namespace mtlemu::triton::frontend {
@@ -23,18 +25,24 @@ std::string SourceLine(const std::string& text, int line) {
 }
 
 std::string Format(const CompileError& e, Compilation* compilation,
-                   const std::string& fallback_file) {
+                   const std::string& fallback_file,
+                   const std::optional<std::string>& fallback_source = {}) {
   std::ostringstream out;
   const std::string file = e.loc.file.empty() ? fallback_file : e.loc.file;
   if (e.loc.known()) {
     out << file << ":" << e.loc.line << ":" << e.loc.column + 1
         << ": error: " << e.message << "\n";
     std::string text;
-    if (compilation != nullptr) {
+    if (file == fallback_file && fallback_source) {
+      text = *fallback_source;
+    } else if (compilation != nullptr) {
       try {
-        const ModuleScope* m = compilation->LoadFile(file);
-        text = m->ast()->source;
+        text = compilation->LoadFile(file)->ast()->source;
       } catch (const CompileError&) {
+        std::ifstream in(file, std::ios::binary);
+        std::ostringstream all;
+        all << in.rdbuf();
+        text = all.str();
       }
     }
     const std::string line = SourceLine(text, e.loc.line);
@@ -194,7 +202,7 @@ Result<std::vector<KernelParam>> ReadKernelParams(
         FindKernel(compilation, m, request.kernel, request.file);
     return ParamsOf(*g->function);
   } catch (const CompileError& e) {
-    return Error{Format(e, &compilation, request.file)};
+    return Error{Format(e, &compilation, request.file, request.source)};
   }
 }
 
@@ -306,6 +314,7 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
     builder.set_block(function->body());
     builder.set_loc(def.loc);
     builder.Create(ir::OpCode::kReturn, {}, {});
+    ir::RemoveUnusedOps(*function);
     module->AddFunction(std::move(function));
     if (Status s = ir::Verify(*module, "the front end"); !s.ok()) {
       return Error{"internal compiler error: " + s.error().message};
@@ -314,7 +323,7 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
     out.messages = compilation.messages();
     return out;
   } catch (const CompileError& e) {
-    return Error{Format(e, &compilation, request.file)};
+    return Error{Format(e, &compilation, request.file, request.source)};
   }
 }
 

@@ -38,20 +38,18 @@ Tensor Semantic::Make(ir::Value* v, const DType* dtype,
 // --- constants
 // ---------------------------------------------------------------------
 
-Tensor Semantic::ToTensor(const PyValue& v) {
+const DType* Semantic::DTypeOfNumber(const PyValue& v) {
   switch (v.kind()) {
     case PyValue::Kind::kBool:
-      return ScalarConstant(v, DType::Bool());
+      return DType::Bool();
     case PyValue::Kind::kInt: {
       const __int128 x = v.as_int();
       const __int128 two31 = static_cast<__int128>(1) << 31;
       const __int128 two63 = static_cast<__int128>(1) << 63;
-      if (x >= -two31 && x < two31) return ScalarConstant(v, DType::Int(32));
-      if (x >= two31 && x < 2 * two31)
-        return ScalarConstant(v, DType::UInt(32));
-      if (x >= -two63 && x < two63) return ScalarConstant(v, DType::Int(64));
-      if (x >= two63 && x < 2 * two63)
-        return ScalarConstant(v, DType::UInt(64));
+      if (x >= -two31 && x < two31) return DType::Int(32);
+      if (x >= two31 && x < 2 * two31) return DType::UInt(32);
+      if (x >= -two63 && x < two63) return DType::Int(64);
+      if (x >= two63 && x < 2 * two63) return DType::UInt(64);
       Fail("Nonrepresentable integer " + v.Repr() + ".");
     }
     case PyValue::Kind::kFloat: {
@@ -61,15 +59,17 @@ Tensor Semantic::ToTensor(const PyValue& v) {
       const double max_f32 = (2 - std::ldexp(1.0, -23)) * std::ldexp(1.0, 127);
       const bool f32 = std::isinf(ax) || ax == 0.0 || std::isnan(x) ||
                        (ax >= min_f32 && ax <= max_f32);
-      return ScalarConstant(
-          v, f32 ? DType::F32() : DType::Float(ir::FloatFormat::kF64));
+      return f32 ? DType::F32() : DType::Float(ir::FloatFormat::kF64);
     }
-    case PyValue::Kind::kTensor:
-      return v.tensor();
     default:
       Fail("cannot convert " + v.Repr() + " of type " + v.TypeName() +
            " to tensor");
   }
+}
+
+Tensor Semantic::ToTensor(const PyValue& v) {
+  if (v.is_tensor()) return v.tensor();
+  return ScalarConstant(v, DTypeOfNumber(v));
 }
 
 Tensor Semantic::AsTensor(const PyValue& v) { return ToTensor(v); }
@@ -419,10 +419,11 @@ std::pair<Tensor, Tensor> Semantic::CheckBinary(
   if (!b_scalar && !bv.is_tensor()) {
     Fail("unsupported operand of type " + bv.TypeName());
   }
-  Tensor a = ToTensor(av);
-  Tensor b = ToTensor(bv);
-  const DType* at = a.dtype;
-  const DType* bt = b.dtype;
+  // Numbers become constants once their computation type is known.
+  const DType* at = a_scalar ? DTypeOfNumber(av) : av.tensor().dtype;
+  const DType* bt = b_scalar ? DTypeOfNumber(bv) : bv.tensor().dtype;
+  Tensor a = a_scalar ? Tensor{} : av.tensor();
+  Tensor b = b_scalar ? Tensor{} : bv.tensor();
   auto check_ptr = [](const DType* x, const DType* y, bool allow) {
     if (!x->is_ptr()) return;
     if (!allow) Incompatible(x, y);
@@ -443,6 +444,9 @@ std::pair<Tensor, Tensor> Semantic::CheckBinary(
     // A Python number is made directly in the computation type (no cast).
     a = a_scalar ? ScalarConstant(av, ret) : Cast(a, ret);
     b = b_scalar ? ScalarConstant(bv, ret) : Cast(b, ret);
+  } else {
+    if (a_scalar) a = ScalarConstant(av, at);
+    if (b_scalar) b = ScalarConstant(bv, bt);
   }
   return Broadcast(a, b);
 }

@@ -46,6 +46,8 @@ class Semantic {
   // number as a tensor: bool -> int1, int -> int32 (uint32, int64, uint64 when
   // it does not fit), float -> fp32 (fp64 outside fp32's range).
   Tensor ToTensor(const PyValue& v);
+  // The dtype ToTensor gives a number, without making it.
+  static const DType* DTypeOfNumber(const PyValue& v);
   // A number (or a tensor) as a scalar or tensor of `dtype`.
   Tensor ScalarConstant(const PyValue& v, const DType* dtype);
   Tensor Full(const std::vector<int64_t>& shape, const PyValue& v,

@@ -62,6 +62,7 @@ void KernelLowering::EmitLoad(const ir::Operation& op) {
   SetLocation(op.loc());
   const std::string base = NewName(r);
   Slots out(l.slots());
+  Joined joined(*this);
   for (int s = 0; s < l.slots(); ++s) {
     const std::string name = base + "_" + std::to_string(s);
     if (!masked) {
@@ -97,11 +98,14 @@ void KernelLowering::EmitStore(const ir::Operation& op) {
     Line("if (" + canonical + ") {");
     ++indent_;
   }
-  for (int s = 0; s < l.slots(); ++s) {
-    if (masked) {
-      Line("if (" + m[s] + ") *" + p[s] + " = " + v[s] + ";");
-    } else {
-      Line("*" + p[s] + " = " + v[s] + ";");
+  {
+    Joined joined(*this);
+    for (int s = 0; s < l.slots(); ++s) {
+      if (masked) {
+        Line("if (" + m[s] + ") *" + p[s] + " = " + v[s] + ";");
+      } else {
+        Line("*" + p[s] + " = " + v[s] + ";");
+      }
     }
   }
   if (guarded) {

@@ -1,6 +1,7 @@
 #include "compiler/triton/lower/kernel_lowering.h"
 
 #include <algorithm>
+#include <set>
 
 #include "compiler/triton/ir/printer.h"
 #include "compiler/triton/lower/msl_expr.h"
@@ -23,6 +24,40 @@ std::string Sanitize(const std::string& name) {
   }
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v" + s;
   return s;
+}
+
+// A kernel parameter keeps its Python name (fault reports name it), unless
+// MSL reserves the word or it could collide with a generated name (which
+// end in _<number>).
+std::string ParameterName(const std::string& python_name) {
+  static const std::set<std::string> kReserved = {
+      "kernel",  "device",    "constant", "threadgroup", "thread",   "float",
+      "half",    "bfloat",    "int",      "uint",        "bool",     "char",
+      "uchar",   "short",     "ushort",   "long",        "ulong",    "void",
+      "return",  "if",        "else",     "for",         "while",    "do",
+      "switch",  "case",      "default",  "break",       "continue", "struct",
+      "class",   "template",  "typename", "auto",        "const",    "static",
+      "inline",  "namespace", "using",    "true",        "false",    "this",
+      "new",     "delete",    "operator", "sizeof",      "signed",   "unsigned",
+      "double",  "volatile",  "union",    "enum",        "goto",     "extern",
+      "typedef", "try",       "catch",    "throw",       "nullptr",  "metal",
+      "vertex",  "fragment",  "and",      "or",          "not",      "xor",
+      "min",     "max",       "abs",      "exp",         "exp2",     "log",
+      "log2",    "sqrt",      "rsqrt",    "sin",         "cos",      "tan",
+      "pow",     "fma",       "floor",    "ceil",        "round",    "trunc",
+      "select",  "clamp",     "mix",      "dot",         "isnan",    "isinf"};
+  std::string name = Sanitize(python_name);
+  bool generated_like = false;
+  const size_t us = name.rfind('_');
+  if (us != std::string::npos && us + 1 < name.size()) {
+    generated_like = std::all_of(name.begin() + us + 1, name.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    });
+  }
+  if (kReserved.count(name) || generated_like || name.rfind("mtlemu", 0) == 0) {
+    name += "_arg";
+  }
+  return name;
 }
 
 std::string Hex(uint64_t v) {
@@ -62,20 +97,51 @@ void KernelLowering::Fail(const std::string& message) {
 // --- writing
 // -------------------------------------------------------------------------
 
+void KernelLowering::BeginJoin() { joining_ = true; }
+
+void KernelLowering::EndJoin() {
+  joining_ = false;
+  if (!pending_.empty()) Line(pending_);
+  pending_.clear();
+  pending_count_ = 0;
+}
+
 void KernelLowering::Line(const std::string& s) {
+  // Slot statements of one op share a line (four at a time).
+  if (joining_) {
+    pending_ += (pending_.empty() ? "" : " ") + s;
+    if (++pending_count_ == 4) {
+      joining_ = false;
+      Line(pending_);
+      joining_ = true;
+      pending_.clear();
+      pending_count_ = 0;
+    }
+    return;
+  }
+  // A #line names the line after it; the lines after that count up from
+  // there, so each line of an op's code is put back on the op's line.
+  if (wanted_loc_.known() && (wanted_loc_.line != presumed_line_ ||
+                              wanted_loc_.file != presumed_file_)) {
+    std::string directive = "#line " + std::to_string(wanted_loc_.line);
+    if (wanted_loc_.file != presumed_file_) {
+      directive += " \"";
+      for (char c : wanted_loc_.file) {
+        if (c == '"' || c == '\\') directive += '\\';
+        directive += c;
+      }
+      directive += "\"";
+    }
+    body_ << directive << "\n";
+    presumed_line_ = wanted_loc_.line;
+    presumed_file_ = wanted_loc_.file;
+  }
   body_ << std::string(2 * indent_, ' ') << s << "\n";
+  ++presumed_line_;
 }
 
 void KernelLowering::SetLocation(const SourceLocation& loc) {
-  if (!loc.known()) return;
-  if (loc.line == last_loc_.line && loc.file == last_loc_.file) return;
-  last_loc_ = loc;
-  std::string file;
-  for (char c : loc.file) {
-    if (c == '"' || c == '\\') file += '\\';
-    file += c;
-  }
-  body_ << "#line " << loc.line << " \"" << file << "\"\n";
+  if (loc.known()) wanted_loc_ = loc;
 }
 
 std::string KernelLowering::NewName(const ir::Value* v) {
@@ -375,6 +441,7 @@ KernelLowering::Slots KernelLowering::Materialize(const ir::Operation& op,
   SetLocation(op.loc());
   const std::string type = TypeOf(v->type()->element());
   const std::string base = NewName(v);
+  Joined joined(*this);
   for (int s = 0; s < n; ++s) {
     std::vector<std::string> args;
     for (size_t i = 0; i < operands.size(); ++i) {
@@ -433,12 +500,15 @@ KernelLowering::Slots KernelLowering::Convert(const ir::Value* v,
   Line("}");
   Barrier();
   const std::string base = NewName(v);
-  for (int s = 0; s < n; ++s) {
-    const std::string name = base + "_" + std::to_string(s);
-    std::string load = buf + "[" + FlatIndex(tl, s) + "]";
-    if (t->IsPointer() || t->IsInt(1)) load = "(" + type + ")" + load;
-    Line(type + " " + name + " = " + load + ";");
-    out[s] = name;
+  {
+    Joined joined(*this);
+    for (int s = 0; s < n; ++s) {
+      const std::string name = base + "_" + std::to_string(s);
+      std::string load = buf + "[" + FlatIndex(tl, s) + "]";
+      if (t->IsPointer() || t->IsInt(1)) load = "(" + type + ")" + load;
+      Line(type + " " + name + " = " + load + ";");
+      out[s] = name;
+    }
   }
   Barrier();
   return out;
@@ -928,7 +998,7 @@ LoweredKernel KernelLowering::Run() {
   }
   for (int i = 0; i < body.num_args(); ++i) {
     const ir::Value* a = body.arg(i);
-    const std::string name = Sanitize(function_.arg_info()[i].name) + "_arg";
+    const std::string name = ParameterName(function_.arg_info()[i].name);
     LoweredArg la;
     la.name = function_.arg_info()[i].name;
     la.type = a->type();

@@ -98,6 +98,14 @@ class KernelLowering {
   // --- writing
   // -------------------------------------------------------------------------
   void Line(const std::string& s);
+  // Lines written between these share physical lines (an op's slots).
+  void BeginJoin();
+  void EndJoin();
+  struct Joined {
+    explicit Joined(KernelLowering& k) : k(k) { k.BeginJoin(); }
+    ~Joined() { k.EndJoin(); }
+    KernelLowering& k;
+  };
   void SetLocation(const SourceLocation& loc);
   std::string NewName(const ir::Value* v);
   std::string NewTemp(const std::string& base);
@@ -121,7 +129,14 @@ class KernelLowering {
   std::string structs_;
   int indent_ = 1;
   int next_name_ = 0;
-  SourceLocation last_loc_;
+  // The location the next lines belong to, and the line the MSL compiler
+  // would give the next line (after the last #line).
+  SourceLocation wanted_loc_;
+  bool joining_ = false;
+  std::string pending_;
+  int pending_count_ = 0;
+  int presumed_line_ = 0;
+  std::string presumed_file_;
 
   struct Scope {
     std::map<std::pair<const ir::Value*, std::string>, Slots> tensors;

@@ -152,7 +152,8 @@ void LayoutAssignment::FindDotLoads(const ir::Block& block) {
   });
 }
 
-std::optional<Layout> LayoutAssignment::DemandedInside(const ir::Value& arg) const {
+std::optional<Layout> LayoutAssignment::DemandedInside(
+    const ir::Value& arg) const {
   // A loop-carried pointer tensor whose loads feed tl.dot is best kept in
   // the dot operand's layout: follow the value through elementwise ops
   // (its own update, `ptrs += step`) to a load with a preferred layout.
@@ -164,8 +165,8 @@ std::optional<Layout> LayoutAssignment::DemandedInside(const ir::Value& arg) con
     work.pop_back();
     if (!seen.insert(v).second) continue;
     for (const auto& op : block->ops()) {
-      const bool uses = std::find(op->operands().begin(), op->operands().end(), v) !=
-                        op->operands().end();
+      const bool uses = std::find(op->operands().begin(), op->operands().end(),
+                                  v) != op->operands().end();
       if (!uses) continue;
       if (op->code() == OpCode::kLoad && op->operand(0) == v) {
         if (auto p = preferred_.find(op->result()); p != preferred_.end()) {

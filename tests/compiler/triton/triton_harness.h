@@ -60,8 +60,10 @@ class TritonHarness {
       // For debugging the lowering: each kernel's TTIR and MSL.
       Result<api::TritonKernel> k = api::CompileTriton(r);
       if (k.ok()) {
-        std::ofstream(std::string(dir) + "/" + kernel + ".ttir") << k.value().ttir;
-        std::ofstream(std::string(dir) + "/" + kernel + ".metal") << k.value().msl;
+        std::ofstream(std::string(dir) + "/" + kernel + ".ttir")
+            << k.value().ttir;
+        std::ofstream(std::string(dir) + "/" + kernel + ".metal")
+            << k.value().msl;
       }
     }
     Result<api::TritonLibrary> lib = api::newLibraryWithTriton(*device_, r);
@@ -70,7 +72,8 @@ class TritonHarness {
     auto queue = device_->newCommandQueue();
     auto commands = queue->commandBuffer();
     auto encoder = commands->computeCommandEncoder();
-    Status s = api::EncodeTritonLaunch(*device_, *encoder, lib.value(), grid, values_);
+    Status s =
+        api::EncodeTritonLaunch(*device_, *encoder, lib.value(), grid, values_);
     if (!s.ok()) return s.error().message;
     encoder->endEncoding();
     commands->commit();

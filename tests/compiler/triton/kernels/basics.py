@@ -49,3 +49,19 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak,
     c = acc.to(c_ptr.dtype.element_ty)
     tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn, c,
              mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@triton.jit
+def layernorm_kernel(x_ptr, y_ptr, w_ptr, b_ptr, stride, N, eps,
+                     BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = cols < N
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / N
+    xc = tl.where(mask, x - mean, 0.0)
+    var = tl.sum(xc * xc, axis=0) / N
+    rstd = 1.0 / tl.sqrt(var + eps)
+    w = tl.load(w_ptr + cols, mask=mask)
+    b = tl.load(b_ptr + cols, mask=mask)
+    tl.store(y_ptr + row * stride + cols, xc * rstd * w + b, mask=mask)

@@ -316,3 +316,16 @@ def gelu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=offs < n)
     y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
     tl.store(out_ptr + offs, y, mask=offs < n)
+
+
+# --- an integer dot (no simdgroup_matrix for integers) ---------------------------
+
+@triton.jit
+def int8_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr,
+                    K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
