@@ -34,6 +34,7 @@ bool IsTritonFile(const std::string& path) {
 Result<TritonKernel> CompileTriton(const TritonRequest& request) {
   TritonKernel out;
   std::unique_ptr<triton::ir::Module> module;
+  std::optional<int> config_warps;
   if (IsTtirFile(request.file)) {
     std::string text;
     if (request.source) {
@@ -66,16 +67,19 @@ Result<TritonKernel> CompileTriton(const TritonRequest& request) {
     fr.kernel = request.kernel;
     fr.args = request.args;
     fr.module_paths = request.module_paths;
+    fr.autotune_config = request.autotune_config;
     Result<triton::frontend::FrontendOutput> front =
         triton::frontend::CompileKernel(fr);
     if (!front.ok()) return front.error();
     module = std::move(front.value().module);
     out.params = std::move(front.value().params);
     out.messages = std::move(front.value().messages);
+    out.notes = std::move(front.value().notes);
+    config_warps = front.value().num_warps;
   }
   out.ttir = triton::ir::PrintModule(*module);
   triton::lower::LowerOptions lo;
-  lo.num_warps = request.num_warps;
+  lo.num_warps = request.num_warps.value_or(config_warps.value_or(4));
   Result<triton::lower::LoweredKernel> lowered =
       triton::lower::LowerToMsl(*module, lo);
   if (!lowered.ok()) return lowered.error();

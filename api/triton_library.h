@@ -25,7 +25,10 @@ struct TritonRequest {
   // kernel); TTIR: unused (its signature is already specialized).
   std::vector<std::pair<std::string, triton::frontend::KernelArg>> args;
   std::vector<std::string> module_paths;
-  int num_warps = 4;
+  // SIMD groups per program; unset: the autotune config's, else 4.
+  std::optional<int> num_warps;
+  // Which autotune config gives the parameters `args` leave out.
+  int autotune_config = 0;
 };
 
 // A compiled Triton kernel: what a launcher needs, and each stage's text.
@@ -39,6 +42,9 @@ struct TritonKernel {
   std::string layouts;                // the layout of every tensor
   std::string msl;                    // the generated Metal Shading Language
   std::vector<std::string> messages;  // tl.static_print output
+  // What the compilation chose for the caller to show (an autotune
+  // config, heuristics' values).
+  std::vector<std::string> notes;
 };
 
 // True for the file names the Triton path takes: .py, .ttir, .mlir.

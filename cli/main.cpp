@@ -15,7 +15,11 @@ void AddTritonOptions(CLI::App* cmd, mtlemu::cli::TritonOptions& triton) {
                   "TYPE[COUNT]:GEN), *DTYPE (compile only), or a value (128, "
                   "1e-5, True, None, fp16, text)");
   cmd->add_option("--num-warps", triton.num_warps,
-                  "Triton: SIMD groups per program (default 4)");
+                  "Triton: SIMD groups per program (default: the autotune "
+                  "config's, or 4)");
+  cmd->add_option("--autotune-config", triton.autotune_config,
+                  "Triton: which of an @triton.autotune kernel's configs "
+                  "gives the meta-parameters left out (default 0)");
   cmd->add_option("--module-path", triton.module_paths,
                   "Triton: a folder where the kernel's imports are found");
 }

@@ -103,6 +103,7 @@ std::string ParamList(const std::vector<KernelParam>& params) {
     std::string n = p.name;
     if (p.is_constexpr) n += ": constexpr";
     if (p.has_default) n += " = default";
+    if (!p.provided_by.empty()) n += " = " + p.provided_by;
     names.push_back(std::move(n));
   }
   return fmt::format("{}", fmt::join(names, ", "));
@@ -140,7 +141,9 @@ Status CheckPythonArgs(const std::string& kernel,
   }
   std::vector<std::string> missing;
   for (const KernelParam& p : params) {
-    if (!p.has_default && !given.count(p.name)) missing.push_back(p.name);
+    if (!p.has_default && p.provided_by.empty() && !given.count(p.name)) {
+      missing.push_back(p.name);
+    }
   }
   if (missing.empty()) return {};
   return Error{NeedsArgs(kernel, missing) +
@@ -213,13 +216,15 @@ Result<api::TritonLibrary> CompileTritonKernel(
   request.file = file;
   request.kernel = kernel;
   request.module_paths = options.module_paths;
-  request.num_warps = options.num_warps.value_or(request.num_warps);
+  request.num_warps = options.num_warps;
+  request.autotune_config = options.autotune_config;
   for (const TritonArg& a : args) request.args.emplace_back(a.name, a.value);
   if (IsPythonFile(file)) {
     triton::frontend::FrontendRequest params_request;
     params_request.file = file;
     params_request.kernel = kernel;
     params_request.module_paths = options.module_paths;
+    params_request.autotune_config = options.autotune_config;
     Result<std::vector<KernelParam>> params =
         triton::frontend::ReadKernelParams(params_request);
     if (!params.ok()) return params.error();
@@ -237,6 +242,9 @@ Result<api::TritonLibrary> CompileTritonKernel(
     Result<api::TritonKernel> lowered = api::CompileTriton(request);
     if (!lowered.ok()) return lowered.error();
     compiled.kernel = std::move(lowered).value();
+  }
+  for (const std::string& n : compiled.kernel.notes) {
+    std::fprintf(messages, "note: %s\n", n.c_str());
   }
   for (const std::string& m : compiled.kernel.messages) {
     std::fprintf(messages, "%s\n", m.c_str());

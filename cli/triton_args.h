@@ -32,8 +32,9 @@ namespace mtlemu::cli {
 // The command-line options only Triton kernels take.
 struct TritonOptions {
   std::vector<std::string> args;  // NAME=SPEC
-  std::optional<int> num_warps;   // default 4
+  std::optional<int> num_warps;   // default: the autotune config's, or 4
   std::vector<std::string> module_paths;
+  int autotune_config = 0;  // which @triton.autotune config
 };
 
 // One --arg, resolved.

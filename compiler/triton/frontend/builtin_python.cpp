@@ -274,8 +274,15 @@ PyValue HandlekNextPowerOf2(BuiltinCall& call) {
   return PyValue::Int(p);
 }
 
-PyValue HandlekConfig(BuiltinCall&) {
-  Fail("triton.Config can only be used in an @triton.autotune decorator");
+PyValue HandlekConfig(BuiltinCall& call) {
+  // A configuration of @triton.autotune: its constexpr values and launch
+  // options, as a dict the front end reads.
+  if (!call.arg(0).is(PyValue::Kind::kDict)) {
+    Fail("triton.Config's first argument must be a dict of meta-parameters");
+  }
+  return PyValue::Dict({{"kwargs", call.arg(0)},
+                        {"num_warps", call.arg(1)},
+                        {"num_stages", call.arg(2)}});
 }
 
 PyValue HandlekConstexprCall(BuiltinCall& call) {

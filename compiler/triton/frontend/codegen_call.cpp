@@ -119,7 +119,9 @@ PyValue CodeGen::CallJit(const FunctionRef& f, std::vector<PyValue> args,
       declared_constexpr =
           it != f.module->globals().end() && it->second.constexpr_function;
     }
-    if (!declared_constexpr) {
+    // Module-level evaluation (decorator arguments, constants) is plain
+    // Python: any function may run there; a kernel may call jit ones only.
+    if (!declared_constexpr && has_builder()) {
       Fail("'" + def.name +
            "' is not a @triton.jit function and cannot be called from a "
            "kernel");

@@ -180,8 +180,20 @@ PyValue CodeGen::Eval(const py::Expr& e, Frame& frame) {
       }
       case py::ExprKind::kStarred:
         Fail("can't use starred expression here");
-      case py::ExprKind::kDict:
-        Fail("unsupported AST node type: Dict");
+      case py::ExprKind::kDict: {
+        // Only compile-time dicts with string keys (autotune configs,
+        // heuristics): kernels themselves have no dicts in Triton.
+        const auto& d = static_cast<const py::DictExpr&>(e);
+        std::vector<std::pair<std::string, PyValue>> entries;
+        for (size_t i = 0; i < d.keys.size(); ++i) {
+          if (!d.keys[i]) Fail("unsupported: ** in a dict");
+          PyValue k = Eval(*d.keys[i], frame);
+          if (!k.is(PyValue::Kind::kString))
+            Fail("unsupported: a dict key that is not a string");
+          entries.emplace_back(k.as_string(), Eval(*d.values[i], frame));
+        }
+        return PyValue::Dict(std::move(entries));
+      }
       case py::ExprKind::kListComp:
         Fail("unsupported AST node type: ListComp");
       case py::ExprKind::kGeneratorExp:
@@ -647,6 +659,12 @@ PyValue CodeGen::EvalSubscript(const py::SubscriptExpr& e, Frame& frame) {
       return PyValue::Tuple(std::move(items));
     }
     Fail("tuple indices must be integers or slices, not " + index.TypeName());
+  }
+  if (v.is(PyValue::Kind::kDict)) {
+    if (!index.is(PyValue::Kind::kString)) Fail("dict keys are strings here");
+    const PyValue* x = v.Lookup(index.as_string());
+    if (x == nullptr) Fail("KeyError: '" + index.as_string() + "'");
+    return *x;
   }
   if (v.is_tensor()) {
     // x[None, :], x[:, None]: new axes where None is; `:` keeps a dim.

@@ -266,6 +266,8 @@ void Compilation::ScanStatements(ModuleScope* m, const py::Body& body) {
           const std::string n = DecoratorName(d.get());
           if (n == "jit") g.jit = true;
           if (n == "constexpr_function") g.constexpr_function = true;
+          if (n == "autotune") g.autotune = py::As<py::CallExpr>(d.get());
+          if (n == "heuristics") g.heuristics = py::As<py::CallExpr>(d.get());
         }
         globals[f.name] = g;
         m->values().erase(f.name);

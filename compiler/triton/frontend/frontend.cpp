@@ -1,8 +1,10 @@
 #include "compiler/triton/frontend/frontend.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "compiler/triton/frontend/codegen.h"
@@ -117,6 +119,74 @@ PyValue ConstexprOf(const KernelArg& a) {
   Fail("a buffer cannot be given for a tl.constexpr parameter");
 }
 
+// The argument `name` of a decorator call (keyword, else positional).
+const py::Expr* DecoratorArg(const py::CallExpr* call, const std::string& name,
+                             size_t position) {
+  if (call == nullptr) return nullptr;
+  for (const py::Keyword& k : call->keywords) {
+    if (k.arg && *k.arg == name) return k.value.get();
+  }
+  return position < call->args.size() ? call->args[position].get() : nullptr;
+}
+
+// An @triton.autotune kernel's configs (Config dicts), when they can be
+// computed here (a list of triton.Config, or a plain function returning
+// one); empty otherwise.
+std::vector<PyValue> AutotuneConfigs(Compilation& compilation,
+                                     const ModuleScope* m,
+                                     const ModuleScope::Global& g) {
+  const py::Expr* configs = DecoratorArg(g.autotune, "configs", 0);
+  if (configs == nullptr) return {};
+  try {
+    CodeGen constants(compilation, nullptr);
+    Frame frame;
+    frame.module = m;
+    PyValue v = constants.Eval(*configs, frame);
+    if (!v.is(PyValue::Kind::kTuple)) return {};
+    for (const PyValue& c : v.items()) {
+      if (!c.is(PyValue::Kind::kDict) || c.Lookup("kwargs") == nullptr)
+        return {};
+    }
+    return v.items();
+  } catch (const CompileError&) {
+    return {};
+  }
+}
+
+// The names an @triton.heuristics dict gives values to.
+std::vector<std::string> HeuristicNames(const ModuleScope::Global& g) {
+  std::vector<std::string> names;
+  const auto* dict =
+      py::As<py::DictExpr>(DecoratorArg(g.heuristics, "values", 0));
+  if (dict == nullptr) return names;
+  for (const py::ExprPtr& k : dict->keys) {
+    const auto* c = py::As<py::ConstantExpr>(k.get());
+    if (c != nullptr && c->type == py::ConstantExpr::Type::kString) {
+      names.push_back(c->string_value);
+    }
+  }
+  return names;
+}
+
+void MarkProvided(std::vector<KernelParam>& params, Compilation& compilation,
+                  const ModuleScope* m, const ModuleScope::Global& g,
+                  int config) {
+  std::vector<PyValue> configs = AutotuneConfigs(compilation, m, g);
+  if (!configs.empty()) {
+    const PyValue& c = configs[std::min<size_t>(config, configs.size() - 1)];
+    for (const std::string& k : c.Lookup("kwargs")->keys()) {
+      for (KernelParam& p : params) {
+        if (p.name == k) p.provided_by = "autotune";
+      }
+    }
+  }
+  for (const std::string& k : HeuristicNames(g)) {
+    for (KernelParam& p : params) {
+      if (p.name == k) p.provided_by = "heuristics";
+    }
+  }
+}
+
 }  // namespace
 
 bool CodeGen::IsConstexprAnnotation(const py::Expr* e) {
@@ -200,7 +270,9 @@ Result<std::vector<KernelParam>> ReadKernelParams(
     const ModuleScope* m = compilation.LoadFile(request.file, request.source);
     const ModuleScope::Global* g =
         FindKernel(compilation, m, request.kernel, request.file);
-    return ParamsOf(*g->function);
+    std::vector<KernelParam> params = ParamsOf(*g->function);
+    MarkProvided(params, compilation, m, *g, request.autotune_config);
+    return params;
   } catch (const CompileError& e) {
     return Error{Format(e, &compilation, request.file, request.source)};
   }
@@ -233,6 +305,63 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
     frame.module = m;
     frame.def = &def;
 
+    // Values the kernel's decorators give to parameters the launch leaves
+    // out: an autotune config's, then heuristics' (computed from the rest).
+    std::map<std::string, KernelArg> given_args(request.args.begin(),
+                                                request.args.end());
+    std::map<std::string, PyValue> decorated;
+    std::vector<PyValue> configs = AutotuneConfigs(compilation, m, *g);
+    if (!configs.empty()) {
+      if (request.autotune_config < 0 ||
+          request.autotune_config >= static_cast<int>(configs.size())) {
+        FailAt(def.loc, "autotune config " +
+                            std::to_string(request.autotune_config) +
+                            " does not exist: the kernel has " +
+                            std::to_string(configs.size()));
+      }
+      const PyValue& c = configs[request.autotune_config];
+      std::string used;
+      const PyValue& kwargs = *c.Lookup("kwargs");
+      for (size_t i = 0; i < kwargs.keys().size(); ++i) {
+        const std::string& k = kwargs.keys()[i];
+        if (given_args.count(k)) continue;
+        decorated[k] = kwargs.items()[i];
+        used += " " + k + "=" + kwargs.items()[i].Repr();
+      }
+      const PyValue* warps = c.Lookup("num_warps");
+      if (warps != nullptr && warps->is(PyValue::Kind::kInt)) {
+        out.num_warps = static_cast<int>(warps->as_int());
+        used += " num_warps=" + warps->Repr();
+      }
+      out.notes.push_back("autotune: config " +
+                          std::to_string(request.autotune_config) + " of " +
+                          std::to_string(configs.size()) + ":" + used);
+    }
+    if (const auto* dict =
+            py::As<py::DictExpr>(DecoratorArg(g->heuristics, "values", 0))) {
+      std::vector<std::pair<std::string, PyValue>> known;
+      for (const auto& [name, arg] : given_args) {
+        known.emplace_back(name, arg.kind == KernelArg::Kind::kPointer
+                                     ? PyValue::Enum("pointer:" + name)
+                                     : ConstexprOf(arg));
+      }
+      for (const auto& [name, v] : decorated) known.emplace_back(name, v);
+      CodeGen constants(compilation, nullptr);
+      Frame frame;
+      frame.module = m;
+      for (size_t i = 0; i < dict->keys.size(); ++i) {
+        const auto* key = py::As<py::ConstantExpr>(dict->keys[i].get());
+        if (key == nullptr || given_args.count(key->string_value)) continue;
+        PyValue fn = constants.Eval(*dict->values[i], frame);
+        PyValue v = constants.Call(fn, {PyValue::Dict(known)}, {},
+                                   dict->values[i]->loc, frame);
+        decorated[key->string_value] = v;
+        known.emplace_back(key->string_value, v);
+        out.notes.push_back("heuristics: " + key->string_value + "=" +
+                            v.Repr());
+      }
+    }
+
     std::vector<const py::Arg*> args;
     for (const py::Arg& a : def.args.posonly) args.push_back(&a);
     for (const py::Arg& a : def.args.args) args.push_back(&a);
@@ -248,6 +377,14 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
         if (name == a.name) given = &arg;
       }
       SourceLocation loc = a.loc.known() ? a.loc : def.loc;
+      if (given == nullptr && decorated.count(a.name)) {
+        if (!decorated[a.name].is_constexpr()) {
+          FailAt(loc, "the value the decorators give '" + a.name +
+                          "' is not constant");
+        }
+        frame.locals[a.name] = decorated[a.name];
+        continue;
+      }
       if (given == nullptr) {
         if (!a.default_value) {
           FailAt(loc, "missing a value for parameter '" + a.name +

@@ -44,6 +44,9 @@ struct KernelParam {
   // After specialization: the argument index in the IR function, or -1 when
   // the parameter was folded into the code (constexpr, == 1, None).
   int ir_arg = -1;
+  // "autotune" or "heuristics" when the kernel's decorators give the value
+  // of a parameter the launch leaves out.
+  std::string provided_by;
 };
 
 struct FrontendRequest {
@@ -52,12 +55,20 @@ struct FrontendRequest {
   std::string kernel;                 // the @triton.jit function's name
   std::vector<std::pair<std::string, KernelArg>> args;  // by parameter name
   std::vector<std::string> module_paths;  // where imports are looked up
+  // Which of an @triton.autotune kernel's configs gives the parameters the
+  // arguments leave out (and num_warps), when its configs can be read.
+  int autotune_config = 0;
 };
 
 struct FrontendOutput {
   std::unique_ptr<ir::Module> module;  // one public tt.func: the kernel
   std::vector<KernelParam> params;     // in Python order
   std::vector<std::string> messages;   // what tl.static_print printed
+  // num_warps of the autotune config used, when one was.
+  std::optional<int> num_warps;
+  // What the compilation decided for the caller to show ("autotune: config
+  // 0 of 4: BLOCK_SIZE_M=128 ...").
+  std::vector<std::string> notes;
 };
 
 // The kernel's parameters, read without compiling it (to tell a caller

@@ -47,6 +47,10 @@ class ModuleScope {
     const py::FunctionDefStmt* function = nullptr;
     bool jit = false;
     bool constexpr_function = false;
+    // @triton.autotune(...) and @triton.heuristics(...) around a jit
+    // function, for a launcher that leaves their parameters out.
+    const py::CallExpr* autotune = nullptr;
+    const py::CallExpr* heuristics = nullptr;
     const py::Expr* expr = nullptr;
     int index = 0;
     std::string module;  // dotted, for imports

@@ -147,9 +147,26 @@ PyValue PyValue::DTypeMethod(const DType* d, std::string name) {
   return v;
 }
 
+PyValue PyValue::Dict(std::vector<std::pair<std::string, PyValue>> entries) {
+  PyValue v;
+  v.kind_ = Kind::kDict;
+  for (auto& [k, x] : entries) {
+    v.keys_.push_back(k);
+    v.items_.push_back(std::move(x));
+  }
+  return v;
+}
+
+const PyValue* PyValue::Lookup(const std::string& key) const {
+  for (size_t i = 0; i < keys_.size(); ++i) {
+    if (keys_[i] == key) return &items_[i];
+  }
+  return nullptr;
+}
+
 bool PyValue::is_constexpr() const {
   if (kind_ == Kind::kTensor || kind_ == Kind::kTensorDesc) return false;
-  if (kind_ == Kind::kTuple || kind_ == Kind::kRange) {
+  if (kind_ == Kind::kTuple || kind_ == Kind::kRange || kind_ == Kind::kDict) {
     for (const PyValue& v : items_) {
       if (!v.is_constexpr()) return false;
     }
@@ -263,6 +280,13 @@ std::string PyValue::Repr() const {
              items_[2].Repr() + ")";
     case Kind::kDTypeMethod:
       return "<method " + s_ + ">";
+    case Kind::kDict: {
+      std::string s = "{";
+      for (size_t i = 0; i < keys_.size(); ++i) {
+        s += (i ? ", '" : "'") + keys_[i] + "': " + items_[i].Repr();
+      }
+      return s + "}";
+    }
   }
   return "?";
 }
@@ -336,6 +360,8 @@ std::string PyValue::TypeName() const {
       return "range";
     case Kind::kDTypeMethod:
       return "method";
+    case Kind::kDict:
+      return "dict";
   }
   return "?";
 }

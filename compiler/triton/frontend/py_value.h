@@ -76,6 +76,8 @@ class PyValue {
     kEnum,         // tl.PropagateNan.ALL and such: a name
     kRange,        // range(...) / tl.range(...) / tl.static_range(...)
     kDTypeMethod,  // dtype.is_floating and such, before the call
+    kDict,         // a dict of compile-time values with string keys (Config
+                   // kwargs, the `args` of a heuristic)
   };
 
   PyValue() = default;
@@ -101,6 +103,7 @@ class PyValue {
   // range(lb, ub, step); `is_static` for tl.static_range.
   static PyValue Range(PyValue lb, PyValue ub, PyValue step, bool is_static);
   static PyValue DTypeMethod(const DType* d, std::string name);
+  static PyValue Dict(std::vector<std::pair<std::string, PyValue>> entries);
 
   Kind kind() const { return kind_; }
   bool is(Kind k) const { return kind_ == k; }
@@ -129,6 +132,9 @@ class PyValue {
   const PyValue* self() const { return items_.empty() ? nullptr : &items_[0]; }
   const ModuleScope* module() const { return module_; }
   const py::LambdaExpr* lambda() const { return lambda_; }
+  // kDict: keys() and items() in insertion order; Lookup(key) or null.
+  const std::vector<std::string>& keys() const { return keys_; }
+  const PyValue* Lookup(const std::string& key) const;
   // kRange: items() holds lb, ub, step.
   bool range_is_static() const { return b_; }
   // Slice parts: items() holds lo, hi, step; `slice_has` says which exist.
@@ -159,6 +165,7 @@ class PyValue {
   const ModuleScope* module_ = nullptr;
   const py::LambdaExpr* lambda_ = nullptr;
   int slice_mask_ = 0;
+  std::vector<std::string> keys_;
 };
 
 }  // namespace mtlemu::triton::frontend

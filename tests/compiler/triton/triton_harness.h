@@ -49,7 +49,9 @@ class TritonHarness {
   }
   void Arg(const std::string& name, int64_t v) { Arg(name, std::to_string(v)); }
 
-  // Compiles and runs; "" or the error (compile error or fault).
+  // Compiles and runs; "" or the error (compile error or fault). The
+  // kernel then runs again from the TTIR the front end wrote (read back by
+  // the TTIR reader), on the same inputs, and must give the same bytes.
   std::string Run(const std::string& kernel, MTLSize grid, int num_warps = 4) {
     api::TritonRequest r;
     r.file = file_;
@@ -66,6 +68,34 @@ class TritonHarness {
             << k.value().msl;
       }
     }
+    std::map<std::string, std::vector<uint8_t>> inputs = Snapshot();
+    if (std::string e = RunRequest(r, grid); !e.empty()) return e;
+    if (!ttir_round_trip_) return "";
+    std::map<std::string, std::vector<uint8_t>> outputs = Snapshot();
+    Restore(inputs);
+    api::TritonRequest t = r;
+    t.file = kernel + ".ttir";
+    t.source = compiled_.ttir;
+    t.args.clear();
+    const api::TritonKernel from_python = compiled_;
+    if (std::string e = RunRequest(t, grid); !e.empty()) {
+      return "from the front end's TTIR: " + e;
+    }
+    std::map<std::string, std::vector<uint8_t>> again = Snapshot();
+    compiled_ = from_python;
+    for (const auto& [name, bytes] : outputs) {
+      if (again[name] != bytes) {
+        return "the TTIR round trip gives other results in '" + name + "'";
+      }
+    }
+    return "";
+  }
+  // For kernels whose results depend on the order of atomics.
+  void SkipTtirRoundTrip() { ttir_round_trip_ = false; }
+  const api::TritonKernel& compiled() const { return compiled_; }
+
+ private:
+  std::string RunRequest(const api::TritonRequest& r, MTLSize grid) {
     Result<api::TritonLibrary> lib = api::newLibraryWithTriton(*device_, r);
     if (!lib.ok()) return lib.error().message;
     compiled_ = lib.value().kernel;
@@ -80,9 +110,22 @@ class TritonHarness {
     if (const CommandBufferError* e = commands->error()) return e->message;
     return "";
   }
-  const api::TritonKernel& compiled() const { return compiled_; }
-
- private:
+  std::map<std::string, std::vector<uint8_t>> Snapshot() const {
+    std::map<std::string, std::vector<uint8_t>> out;
+    for (const auto& [name, v] : values_) {
+      if (!v.buffer) continue;
+      const auto* p = static_cast<const uint8_t*>(v.buffer->contents());
+      out[name].assign(p, p + v.buffer->length());
+    }
+    return out;
+  }
+  void Restore(const std::map<std::string, std::vector<uint8_t>>& saved) {
+    for (const auto& [name, bytes] : saved) {
+      std::memcpy(values_.at(name).buffer->contents(), bytes.data(),
+                  bytes.size());
+    }
+  }
+  bool ttir_round_trip_ = true;
   std::string file_;
   std::shared_ptr<Device> device_;
   std::map<std::string, api::TritonArgValue> values_;
