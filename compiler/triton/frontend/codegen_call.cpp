@@ -179,11 +179,8 @@ PyValue CodeGen::CallJit(const FunctionRef& f, std::vector<PyValue> args,
       CodeGen constants(compilation_, nullptr);
       bound[i] = constants.Eval(*params[i]->default_value, module_frame);
     }
-    if (CodeGen::IsConstexprAnnotation(params[i]->annotation.get()) &&
-        !bound[i]->is_constexpr()) {
-      Fail("argument '" + params[i]->name + "' of " + def.name +
-           "() is a tl.constexpr but was given a tensor");
-    }
+    // A tl.constexpr annotation on a called function's parameter asks for
+    // specialization; Triton passes tensors given to it through.
     frame.locals[params[i]->name] = *bound[i];
   }
   if (def.args.vararg)

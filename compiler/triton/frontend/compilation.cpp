@@ -527,7 +527,7 @@ std::optional<PyValue> Compilation::ModuleAttribute(const ModuleScope* m,
     }
     if (name == "PropagateNan") return PyValue::Enum("PropagateNan");
     if (name == "tensor" || name == "dtype" || name == "block_type" ||
-        name == "tuple_type") {
+        name == "tuple_type" || name == "tensor_descriptor") {
       return PyValue::Enum("class:" + name);
     }
     if (name == "TRITON_MAX_TENSOR_NUMEL") return PyValue::Int(1048576);
