@@ -10,7 +10,7 @@
 #include "compiler/triton/frontend/codegen.h"
 #include "compiler/triton/frontend/compile_error.h"
 #include "compiler/triton/frontend/prelude.h"
-#include "compiler/triton/python/parser.h"
+#include "compiler/triton/python/parse_cache.h"
 
 namespace mtlemu::triton::frontend {
 namespace fs = std::filesystem;
@@ -104,9 +104,10 @@ const ModuleScope* Compilation::LoadFile(const std::string& path,
     text << in.rdbuf();
     source = text.str();
   }
-  Result<py::Module> parsed = py::ParseModule(*source, path);
+  Result<std::shared_ptr<const py::Module>> parsed =
+      py::ParseModuleCached(*source, path);
   if (!parsed.ok()) throw ParseFailure(parsed.error().message);
-  auto ast = std::make_unique<py::Module>(std::move(parsed).value());
+  std::shared_ptr<const py::Module> ast = std::move(parsed).value();
   std::string name = fs::path(path).stem().string();
   auto scope = ModuleScope::User(name, path, std::move(ast), false);
   ModuleScope* m = scope.get();
@@ -118,14 +119,15 @@ const ModuleScope* Compilation::LoadFile(const std::string& path,
 const ModuleScope* Compilation::prelude() {
   if (prelude_ != nullptr) return prelude_;
   const std::string key = "prelude";
-  Result<py::Module> parsed = py::ParseModule(PreludeSource(), kPreludeFile);
+  Result<std::shared_ptr<const py::Module>> parsed =
+      py::ParseModuleCached(PreludeSource(), kPreludeFile);
   if (!parsed.ok()) {
     throw CompileError{
         "internal error in the Triton prelude: " + parsed.error().message,
         {},
         {}};
   }
-  auto ast = std::make_unique<py::Module>(std::move(parsed).value());
+  std::shared_ptr<const py::Module> ast = std::move(parsed).value();
   auto scope = ModuleScope::User("triton.language.standard", kPreludeFile,
                                  std::move(ast), true);
   ModuleScope* m = scope.get();

@@ -2,10 +2,9 @@
 
 namespace mtlemu::triton::frontend {
 
-std::unique_ptr<ModuleScope> ModuleScope::User(std::string name,
-                                               std::string path,
-                                               std::unique_ptr<py::Module> ast,
-                                               bool library) {
+std::unique_ptr<ModuleScope> ModuleScope::User(
+    std::string name, std::string path, std::shared_ptr<const py::Module> ast,
+    bool library) {
   auto m = std::make_unique<ModuleScope>();
   m->kind_ = Kind::kUser;
   m->name_ = std::move(name);

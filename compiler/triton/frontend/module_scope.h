@@ -60,7 +60,7 @@ class ModuleScope {
   };
 
   static std::unique_ptr<ModuleScope> User(std::string name, std::string path,
-                                           std::unique_ptr<py::Module> ast,
+                                           std::shared_ptr<const py::Module> ast,
                                            bool library);
   static std::unique_ptr<ModuleScope> Builtin(std::string name,
                                               unsigned namespaces);
@@ -86,7 +86,7 @@ class ModuleScope {
   Kind kind_ = Kind::kUser;
   std::string name_;
   std::string path_;
-  std::unique_ptr<py::Module> ast_;
+  std::shared_ptr<const py::Module> ast_;  // shared, see parse_cache.h
   bool library_ = false;
   unsigned namespaces_ = 0;
   std::map<std::string, Global> globals_;

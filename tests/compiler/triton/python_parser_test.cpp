@@ -9,6 +9,7 @@
 
 #include "compiler/triton/python/ast.h"
 #include "compiler/triton/python/lexer.h"
+#include "compiler/triton/python/parse_cache.h"
 #include "compiler/triton/python/parser.h"
 
 namespace mtlemu::triton::py {
@@ -1805,6 +1806,33 @@ TEST(PythonParserTest, ParsesARealisticTritonFile) {
             "Name(row_start_ptr), Name(col_offsets)), mask=Compare("
             "Name(col_offsets), <, Name(n_cols)), other=UnaryOp(-, "
             "Call(Name(float), Const('inf')))))");
+}
+
+TEST(ParseCacheTest, SameTextSharesOneTreeOtherTextParsesAgain) {
+  const std::string a = "x = 1\n";
+  auto first = ParseModuleCached(a, "cache_test_a.py");
+  auto again = ParseModuleCached(std::string(a), "cache_test_a.py");
+  ASSERT_TRUE(first.ok() && again.ok());
+  EXPECT_EQ(first.value().get(), again.value().get());
+  EXPECT_EQ(Dump(*first.value()->body[0]), "Assign([Name(x)], Const(1))");
+
+  // Another file name or another text is its own tree.
+  auto renamed = ParseModuleCached(a, "cache_test_b.py");
+  auto edited = ParseModuleCached("x = 2\n", "cache_test_a.py");
+  ASSERT_TRUE(renamed.ok() && edited.ok());
+  EXPECT_NE(renamed.value().get(), first.value().get());
+  EXPECT_NE(edited.value().get(), first.value().get());
+  EXPECT_EQ(Dump(*edited.value()->body[0]), "Assign([Name(x)], Const(2))");
+
+  // Failures are reported each time, as ParseModule reports them.
+  const std::string nul("x = 1\0\n", 7);
+  for (int i = 0; i < 2; ++i) {
+    auto bad = ParseModuleCached(nul, "cache_test_c.py");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().message,
+              "cache_test_c.py:1:6: error: source code cannot contain null "
+              "bytes");
+  }
 }
 
 }  // namespace
