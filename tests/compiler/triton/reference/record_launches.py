@@ -4,10 +4,11 @@ mtlemu's replay test (tests/compiler/triton/replay_test.cpp).
 
 Run where Triton and PyTorch with CUDA are installed:
 
-    python3 record_launches.py OUT_DIR --tutorials DIR --liger DIR
+    python3 record_launches.py OUT_DIR --tutorials DIR --liger DIR [--only NAME]
 
 DIR for --tutorials is triton's python/tutorials, for --liger Liger-Kernel's
-src. Each launch of a @triton.jit kernel becomes OUT_DIR/SUITE/CASE/:
+src; --only runs the cases whose name starts with NAME ("06 backward").
+Each launch of a @triton.jit kernel becomes OUT_DIR/SUITE/CASE/:
 
     manifest.txt   what was launched (see below)
     kernel.ttir    the TTIR real Triton compiled it to
@@ -239,7 +240,12 @@ def load_definitions(path, module_name, extra_sys_path=None):
     return mod
 
 
+ONLY = None
+
+
 def run_case(name, fn):
+    if ONLY and not name.startswith(ONLY):
+        return
     try:
         fn()
         torch.cuda.synchronize()
@@ -343,6 +349,44 @@ def tutorials(root):
                      FP8_OUTPUT=False, STAGE=stage, warp_specialize=False, IS_HOPPER=False)
     run_case("06 causal", lambda: c06(3))
     run_case("06", lambda: c06(1))
+
+    def c06_backward(causal):
+        # The tutorial's _attention.backward, its forward pass unrecorded
+        # (it makes o and M for the backward kernels to read).
+        global OUT
+        Z, H, N_CTX, D = 1, 2, 128, 64
+        q = rand(Z, H, N_CTX, D, dtype=torch.float16, seed=16, lo=-1, hi=1)
+        k = rand(Z, H, N_CTX, D, dtype=torch.float16, seed=17, lo=-1, hi=1)
+        v = rand(Z, H, N_CTX, D, dtype=torch.float16, seed=18, lo=-1, hi=1)
+        do = rand(Z, H, N_CTX, D, dtype=torch.float16, seed=19, lo=-1, hi=1)
+        o = torch.empty_like(q)
+        M = torch.empty((Z, H, N_CTX), device=DEVICE, dtype=torch.float32)
+        sm_scale = 0.5
+        triton.set_allocator(lambda size, align, stream: torch.empty(
+            size, dtype=torch.int8, device=DEVICE))
+        out, OUT = OUT, None
+        try:
+            t06._attn_fwd.configs = [triton.Config({"BLOCK_M": 64, "BLOCK_N": 32},
+                                                   num_stages=2, num_warps=4)]
+            grid = lambda args: (triton.cdiv(N_CTX, args["BLOCK_M"]), Z * H, 1)
+            t06._attn_fwd[grid](sm_scale, M, Z, H, q, k, v, o, N_CTX=N_CTX, HEAD_DIM=D,
+                                FP8_OUTPUT=False, STAGE=3 if causal else 1,
+                                warp_specialize=False, IS_HOPPER=False)
+            torch.cuda.synchronize()
+        finally:
+            OUT = out
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        arg_k = k * (sm_scale * 1.4426950408889634)
+        delta = torch.empty_like(M)
+        t06._attn_bwd_preprocess[(N_CTX // 128, Z * H)](o, do, delta, Z, H, N_CTX,
+                                                         BLOCK_M=128, HEAD_DIM=D)
+        t06._attn_bwd[(N_CTX // 128, 1, Z * H)](
+            q, arg_k, v, sm_scale, do, dq, dk, dv, M, delta,
+            q.stride(0), q.stride(1), q.stride(2), q.stride(3), H, N_CTX,
+            BLOCK_M1=32, BLOCK_N1=128, BLOCK_M2=128, BLOCK_N2=32, BLK_SLICE_FACTOR=2,
+            HEAD_DIM=D, num_warps=4, num_stages=5, CAUSAL=causal)
+    run_case("06 backward causal", lambda: c06_backward(True))
+    run_case("06 backward", lambda: c06_backward(False))
 
     t07 = load_definitions(os.path.join(root, "07-extern-functions.py"), "t07")
     def c07():
@@ -450,14 +494,16 @@ def corpus(root):
 
 
 def main():
-    global OUT
+    global OUT, ONLY
     p = argparse.ArgumentParser()
     p.add_argument("out")
     p.add_argument("--tutorials")
     p.add_argument("--liger")
     p.add_argument("--corpus")
+    p.add_argument("--only", help="run only the cases whose name starts so")
     a = p.parse_args()
     OUT = a.out
+    ONLY = a.only
     os.makedirs(OUT, exist_ok=True)
     print("triton", triton.__version__, "torch", torch.__version__)
     if a.tutorials:
