@@ -108,7 +108,17 @@ Result<TritonLibrary> newLibraryWithTriton(Device& device,
                  request.kernel + "' does not compile:\n" +
                  library.error().message};
   }
-  return TritonLibrary{std::move(library).value(), std::move(kernel).value()};
+  // The MSL's #line directives give each instruction the Python line it came
+  // from; its column is the MSL text's, which means nothing in the .py
+  // file, so reports name the line only.
+  isa::Module module = library.value()->module();
+  for (isa::Kernel& k : module.kernels) {
+    for (isa::Instruction& inst : k.code) {
+      if (inst.location.file != 0) inst.location.column = 0;
+    }
+  }
+  return TritonLibrary{std::make_shared<Library>(std::move(module)),
+                       std::move(kernel).value()};
 }
 
 }  // namespace mtlemu::api

@@ -21,6 +21,19 @@
 namespace mtlemu::cli {
 namespace {
 
+// The text of line `line` of `path`, trimmed, or "" when it cannot be read.
+std::string SourceLine(const std::string& path, uint32_t line) {
+  if (path.empty() || line == 0) return "";
+  std::ifstream in(path);
+  std::string text;
+  for (uint32_t i = 0; i < line && std::getline(in, text); ++i) {
+  }
+  if (!in) return "";
+  const size_t first = text.find_first_not_of(" \t");
+  const size_t last = text.find_last_not_of(" \t\r");
+  return first == std::string::npos ? "" : text.substr(first, last - first + 1);
+}
+
 struct OutputSpec {
   std::string key;  // of EncodedLaunch::buffers
   std::string path;
@@ -224,6 +237,13 @@ int Run(const RunOptions& options) {
   }
   if (const CommandBufferError* error = commands->error()) {
     std::fprintf(stderr, "mtlemu: error: %s\n", error->message.c_str());
+    // The line itself (a tl.device_assert's message is on it).
+    const std::string line =
+        SourceLine(error->fault.source_file, error->fault.location.line);
+    if (!line.empty()) {
+      std::fprintf(stderr, "  %u | %s\n", error->fault.location.line,
+                   line.c_str());
+    }
     code = error->code == CommandBufferErrorCode::kTimeout ? kExitTimeout
                                                            : kExitGpuFault;
   }

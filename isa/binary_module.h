@@ -16,7 +16,8 @@ inline constexpr char kBinaryModuleMagic[8] = {'M', 'T', 'L', 'E',
                                                'M', 'U', 'B', '\0'};
 // 3: simdgroup_matrix registers hold elements in Apple's lane layout
 // (isa/simdgroup_matrix_layout.h); modules of version 2 assumed another.
-inline constexpr uint32_t kBinaryModuleVersion = 3;
+// 4: the trap opcode (the opcodes after exit are numbered one higher).
+inline constexpr uint32_t kBinaryModuleVersion = 4;
 
 std::vector<uint8_t> SerializeModule(const Module& module);
 // True for data that starts with the magic (a binary module, maybe damaged).

@@ -6,6 +6,7 @@ Successors SuccessorsOf(const Kernel& kernel, uint32_t pc) {
   const Instruction& inst = kernel.code[pc];
   switch (inst.op) {
     case Opcode::kExit:
+    case Opcode::kTrap:
       return {};
     case Opcode::kBranch:
       return {{inst.operands[0].label, 0}, 1};

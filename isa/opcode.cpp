@@ -72,7 +72,7 @@ bool ShapeHasDestination(OpShape shape) {
 }
 
 bool IsTerminator(Opcode op) {
-  return op == Opcode::kBranch || op == Opcode::kExit;
+  return op == Opcode::kBranch || op == Opcode::kExit || op == Opcode::kTrap;
 }
 
 bool IsBranch(Opcode op) {

@@ -111,7 +111,7 @@ std::optional<Opcode> OpcodeFromMnemonic(std::string_view mnemonic);
 bool ShapeHasType(OpShape shape);   // takes a .T suffix
 bool ShapeHasSpace(OpShape shape);  // takes a .SPACE suffix
 bool ShapeHasDestination(OpShape shape);
-bool IsTerminator(Opcode op);  // ends a path: br, exit
+bool IsTerminator(Opcode op);  // ends a path: br, exit, trap
 bool IsBranch(Opcode op);      // br, bnz, bz
 bool AccessesMemory(Opcode op);
 std::string_view ExecUnitName(ExecUnit unit);

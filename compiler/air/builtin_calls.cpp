@@ -104,6 +104,14 @@ bool LowerBuiltinCall(const llvm::CallInst& call, const BuiltinEmitter& e,
   const bool has_result = !call.getType()->isVoidTy();
 
   if (name.startswith("llvm.")) {
+    if (name == "llvm.trap" || name == "llvm.debugtrap" ||
+        name == "llvm.ubsantrap") {
+      Instruction i;
+      i.op = Opcode::kTrap;
+      i.type = ScalarType::kUInt;
+      e.emit(i);
+      return true;
+    }
     if (name.startswith("llvm.fshl") &&
         call.getArgOperand(0) == call.getArgOperand(1)) {
       Instruction i;

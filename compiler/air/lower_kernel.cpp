@@ -771,6 +771,16 @@ void Lowering::LowerInstruction(const llvm::Instruction& inst) {
   if (const auto* br = llvm::dyn_cast<llvm::BranchInst>(&inst)) {
     return LowerBranch(*br);
   }
+  if (llvm::isa<llvm::UnreachableInst>(inst)) {
+    // After llvm.trap's trap nothing runs; a lane that reaches unreachable
+    // otherwise has no defined way on, and traps there.
+    const uint32_t start = block_start_.at(inst.getParent());
+    if (kernel_.code.size() == start ||
+        kernel_.code.back().op != Opcode::kTrap) {
+      Emit(Opcode::kTrap, ScalarType::kUInt, {});
+    }
+    return;
+  }
   if (llvm::isa<llvm::ReturnInst>(inst)) {
     if (next_block_ == nullptr) return;  // the shared exit comes next
     Emit(Opcode::kBranch, ScalarType::kUInt, {Operand::Label(0)});

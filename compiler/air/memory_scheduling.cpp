@@ -35,7 +35,7 @@ bool IsBarrierTo(const isa::Instruction& inst) {
   if (info.shape == isa::OpShape::kMatrixStore) {
     return isa::IsWideAddressSpace(inst.space);
   }
-  return inst.op == isa::Opcode::kExit;
+  return inst.op == isa::Opcode::kExit || inst.op == isa::Opcode::kTrap;
 }
 
 bool IsThreadgroupStore(const isa::Instruction& inst) {
@@ -54,7 +54,7 @@ bool StopsThreadgroupStore(const isa::Instruction& inst) {
 // block that its registers allow.
 bool IsPure(const isa::Instruction& inst) {
   const isa::OpInfo& info = inst.info();
-  if (info.cluster != 0 || inst.op == isa::Opcode::kExit ||
+  if (info.cluster != 0 || isa::IsTerminator(inst.op) ||
       info.shape == isa::OpShape::kMatrixLoad ||
       info.shape == isa::OpShape::kMatrixStore) {
     return false;

@@ -26,7 +26,7 @@ enum class CommandBufferStatus { kNotEnqueued, kCommitted, kCompleted, kError };
 // MTLCommandBufferError codes that the emulator can produce.
 enum class CommandBufferErrorCode {
   kNone,
-  kInternal,   // a fault Metal has no code for (divergent barrier)
+  kInternal,   // a fault Metal has no code for (divergent barrier, trap)
   kTimeout,    // MTLCommandBufferErrorTimeout
   kPageFault,  // MTLCommandBufferErrorPageFault: out-of-bounds access
 };

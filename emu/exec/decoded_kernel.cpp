@@ -20,6 +20,8 @@ Flow FlowOf(const isa::Instruction& inst) {
       return Flow::kBranchZero;
     case isa::Opcode::kExit:
       return Flow::kExit;
+    case isa::Opcode::kTrap:
+      return Flow::kTrap;
     case isa::Opcode::kThreadgroupBarrier:
       return Flow::kThreadgroupBarrier;
     case isa::Opcode::kSimdgroupBarrier:

@@ -45,6 +45,7 @@ enum class Flow : uint8_t {
   kBranchNonZero,
   kBranchZero,
   kExit,
+  kTrap,  // fault with FaultKind::kTrap
   kThreadgroupBarrier,
   kSimdgroupBarrier,
 };

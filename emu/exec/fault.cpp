@@ -16,6 +16,8 @@ std::string_view FaultKindName(FaultKind kind) {
       return "barrier in divergent control flow";
     case FaultKind::kTimeout:
       return "timeout";
+    case FaultKind::kTrap:
+      return "trap (a failed assertion)";
   }
   return "?";
 }

@@ -15,6 +15,7 @@ enum class FaultKind : uint8_t {
   kMisalignedAtomic,  // an atomic access not aligned to its size
   kDivergentBarrier,  // a barrier reached by only some threads
   kTimeout,           // the dispatch ran past its time limit
+  kTrap,              // a lane reached a trap instruction (a failed assert)
 };
 
 std::string_view FaultKindName(FaultKind kind);

@@ -99,6 +99,16 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
         live_ &= ~mask;
         stack_.pop_back();
         break;
+      case Flow::kTrap:
+        ctx.faulted = true;
+        ctx.fault->kind = FaultKind::kTrap;
+        ctx.fault->lane = std::countr_zero(mask);
+        ctx.fault->detail =
+            "the kernel trapped: __builtin_trap(), or a tl.device_assert "
+            "whose condition was false in this lane (" +
+            std::to_string(std::popcount(mask)) +
+            " of the SIMD group's lanes reached it)";
+        return status_ = SimdGroupStatus::kFaulted;
       case Flow::kThreadgroupBarrier:
       case Flow::kSimdgroupBarrier:
         // Every live thread must reach the same barrier together.

@@ -351,6 +351,43 @@ TEST_F(TritonCliTest, StaticPrintAndStringConstexprs) {
   }
 }
 
+TEST_F(TritonCliTest, FailedDeviceAssertIsAFaultAtItsPythonLine) {
+  const std::string file =
+      JitFile("asserting.py",
+              "def check_kernel(x_ptr, n, LIMIT: tl.constexpr,\n"
+              "                 BLOCK: tl.constexpr):\n"
+              "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+              "    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)\n"
+              "    tl.store(x_ptr + offs, x + 1, mask=offs < n)\n"
+              "    tl.device_assert(x < LIMIT, 'x too big')\n");
+  // iota: x[i] = i; 100 and more fail. One program: which of several
+  // faults first is up to the host's threads.
+  auto with_limit = [](const char* limit) {
+    return Args{{"x_ptr", "float[128]:iota"},
+                {"n", "128"},
+                {"BLOCK", "128"},
+                {"LIMIT", limit}};
+  };
+  const ProcessResult failed =
+      RunTriton(file, "check_kernel", "1", with_limit("100.0"),
+                {"--out", "x_ptr=" + Out("x")});
+  EXPECT_EQ(failed.exit_code, kExitGpuFault) << failed.err;
+  EXPECT_TRUE(Contains(failed.err, "asserting.py:10: trap")) << failed.err;
+  // The line itself, with the assert's message.
+  EXPECT_TRUE(
+      Contains(failed.err, "10 | tl.device_assert(x < LIMIT, 'x too big')"))
+      << failed.err;
+  // The store before the assert ran in the program that trapped: its
+  // values are in the --out file (what was computed is kept).
+  const std::vector<float> got = ReadOut("x");
+  ASSERT_EQ(got.size(), 128u);
+  for (int i = 100; i < 128; ++i) EXPECT_EQ(got[i], i + 1.0f) << i;
+
+  const ProcessResult passed =
+      RunTriton(file, "check_kernel", "1", with_limit("1000.0"));
+  EXPECT_EQ(passed.exit_code, kExitOk) << passed.err;
+}
+
 // --- the reference TTIR ------------------------------------------------------
 
 TEST_F(TritonCliTest, AddTtir) {

@@ -272,6 +272,45 @@ kernel void oob(device const float* in [[buffer(0)]],
   EXPECT_NE(message.find("offset 256"), std::string::npos) << message;
 }
 
+// __builtin_trap() under mtlemu (what a failed assert compiles to) stops the
+// dispatch with a fault at its line; the stores before it are kept.
+TEST(MslKernels, TrapIsAFaultAtItsLine) {
+  KernelHarness h = Compile(R"(#include <metal_stdlib>
+using namespace metal;
+kernel void checked(device float* out [[buffer(0)]],
+                    uint id [[thread_position_in_grid]]) {
+  out[id] = float(id) * 2.0f;
+  if (id == 37) __builtin_trap();
+})",
+                            "checked");
+  h.SetBuffer(0, std::vector<float>(64, -1.0f));
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  ASSERT_TRUE(h.DispatchThreads({64}, {64}).ok());
+  ASSERT_NE(h.error(), nullptr);
+  EXPECT_EQ(h.error()->fault.kind, emu::FaultKind::kTrap);
+  EXPECT_EQ(h.error()->fault.lane, 5);  // thread 37: SIMD group 1, lane 5
+  EXPECT_EQ(h.error()->fault.thread_position[0], 37u);
+  const std::string& message = h.error()->message;
+  EXPECT_NE(message.find("test.metal:6:"), std::string::npos) << message;
+  EXPECT_NE(message.find("trap"), std::string::npos) << message;
+  // Thread 37's SIMD group stored before it reached the trap.
+  const std::vector<float> out = h.Read<float>(0);
+  for (int i = 32; i < 64; ++i) EXPECT_EQ(out[i], 2.0f * i) << i;
+
+  // Nobody traps: the kernel runs to the end.
+  KernelHarness quiet = Compile(R"(#include <metal_stdlib>
+using namespace metal;
+kernel void checked(device float* out [[buffer(0)]],
+                    uint id [[thread_position_in_grid]]) {
+  out[id] = float(id) * 2.0f;
+  if (id == 99) __builtin_trap();
+})",
+                                "checked");
+  quiet.SetBuffer(0, std::vector<float>(64, -1.0f));
+  ASSERT_TRUE(quiet.DispatchThreads({64}, {64}).ok());
+  EXPECT_EQ(quiet.error(), nullptr);
+}
+
 // simdgroup_matrix values are <2 x float> vectors in the IR: register
 // blocks through loads, multiply-accumulates, a loop-carried accumulator and
 // the store.

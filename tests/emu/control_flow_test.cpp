@@ -180,6 +180,38 @@ TEST(ControlFlow, SameResultOnOneAndManyHostThreads) {
             RunOneBuffer(kLoopBreakContinue, n, 128, 4));
 }
 
+constexpr char kTrapInOneThread[] = R"(
+.kernel trap_one
+.buffer 0 u0 device int out
+    mov.u32 r0, %thread_position_in_grid.x
+    st.device.i32 [u0 + r0*4], r0
+    eq.u32 r1, r0, 50
+    bz r1, done, done
+    trap
+done:
+    exit
+.end
+)";
+
+TEST(ControlFlow, TrapFaultsTheLaneThatReachesIt) {
+  KernelHarness h(kTrapInOneThread);
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  h.SetBuffer(0, std::vector<int32_t>(64, -1));
+  ASSERT_TRUE(h.DispatchThreads({64, 1, 1}, {64, 1, 1}).ok());
+  ASSERT_NE(h.error(), nullptr);
+  EXPECT_EQ(h.error()->code, CommandBufferErrorCode::kInternal);
+  EXPECT_EQ(h.error()->fault.kind, emu::FaultKind::kTrap);
+  EXPECT_EQ(h.error()->fault.simdgroup, 1u);
+  EXPECT_EQ(h.error()->fault.lane, 18);
+  EXPECT_EQ(h.error()->fault.thread_position[0], 50u);
+  // Line 8 of the text (the leading newline is line 1).
+  EXPECT_NE(h.error()->message.find("test.s:8:5: trap"), std::string::npos)
+      << h.error()->message;
+  // What the trapping SIMD group stored before the trap is kept.
+  const std::vector<int32_t> out = h.Read<int32_t>(0);
+  for (int i = 32; i < 64; ++i) EXPECT_EQ(out[i], i) << i;
+}
+
 constexpr char kInfiniteLoop[] = R"(
 .kernel spin
 .buffer 0 u0 device int out

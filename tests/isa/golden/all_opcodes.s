@@ -306,6 +306,8 @@ skip:
     br tail
 dead:
     exit
+stop:
+    trap
 tail:
     st.device.u32 [u0 + r0*4], r4
 done:
