@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "api/triton_print.h"
 #include "isa/numeric.h"
 
 namespace mtlemu::api {
@@ -69,7 +70,8 @@ Result<std::vector<uint8_t>> Pack(const std::string& name, const KernelArg& a,
 
 Status EncodeTritonLaunch(Device& device, ComputeCommandEncoder& encoder,
                           const TritonLibrary& kernel, MTLSize grid,
-                          const std::map<std::string, TritonArgValue>& args) {
+                          const std::map<std::string, TritonArgValue>& args,
+                          std::shared_ptr<Buffer>* print_log) {
   Result<std::shared_ptr<Function>> function =
       kernel.library->newFunction(kernel.kernel.function);
   if (!function.ok()) return function.error();
@@ -105,6 +107,20 @@ Status EncodeTritonLaunch(Device& device, ComputeCommandEncoder& encoder,
                                     a.buffer_index);
         !s.ok()) {
       return Error{"argument '" + a.name + "': " + s.error().message};
+    }
+  }
+  if (kernel.kernel.print_log_index >= 0) {
+    std::shared_ptr<Buffer> log = print_log ? *print_log : nullptr;
+    if (!log) {
+      Result<std::shared_ptr<Buffer>> made =
+          newPrintLog(device, print_log ? kDefaultPrintLogRecords : 0);
+      if (!made.ok()) return made.error();
+      log = std::move(made).value();
+      if (print_log) *print_log = log;
+    }
+    if (Status s = encoder.setBuffer(log, 0, kernel.kernel.print_log_index);
+        !s.ok()) {
+      return Error{"the print log: " + s.error().message};
     }
   }
   const MTLSize threads{

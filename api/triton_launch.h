@@ -23,10 +23,15 @@ struct TritonArgValue {
 };
 
 // Encodes one launch of `kernel` on `encoder` over `grid` programs, with
-// `args` by the names of the kernel's (specialized) signature. Errors: a
-// missing or mistyped argument (naming it), a grid Metal refuses.
+// `args` by the names of the kernel's (specialized) signature. A kernel
+// that calls tl.device_print writes to a print log (triton_print.h): the
+// one `*print_log` holds, else a new one, left in `*print_log` for the
+// caller to read after the run (when `print_log` is null, the prints are
+// not kept). Errors: a missing or mistyped argument (naming it), a grid
+// Metal refuses.
 Status EncodeTritonLaunch(Device& device, ComputeCommandEncoder& encoder,
                           const TritonLibrary& kernel, MTLSize grid,
-                          const std::map<std::string, TritonArgValue>& args);
+                          const std::map<std::string, TritonArgValue>& args,
+                          std::shared_ptr<Buffer>* print_log = nullptr);
 
 }  // namespace mtlemu::api

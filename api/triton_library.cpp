@@ -88,6 +88,8 @@ Result<TritonKernel> CompileTriton(const TritonRequest& request) {
   out.args = lowered.value().args;
   out.layouts = lowered.value().layouts;
   out.msl = lowered.value().msl;
+  out.prints = lowered.value().prints;
+  out.print_log_index = lowered.value().print_log_index;
   return out;
 }
 

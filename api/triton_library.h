@@ -38,9 +38,13 @@ struct TritonKernel {
   std::vector<triton::lower::LoweredArg> args;  // buffer bindings, in order
   // .py only: the Python parameters, and where each went (ir_arg).
   std::vector<triton::frontend::KernelParam> params;
-  std::string ttir;                   // the block IR as TTIR
-  std::string layouts;                // the layout of every tensor
-  std::string msl;                    // the generated Metal Shading Language
+  std::string ttir;     // the block IR as TTIR
+  std::string layouts;  // the layout of every tensor
+  std::string msl;      // the generated Metal Shading Language
+  // tl.device_print: the print sites and the [[buffer]] index of the
+  // kernel's print log (-1: it does not print); see triton_print.h.
+  std::vector<triton::lower::PrintSite> prints;
+  int print_log_index = -1;
   std::vector<std::string> messages;  // tl.static_print output
   // What the compilation chose for the caller to show (an autotune
   // config, heuristics' values).

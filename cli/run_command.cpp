@@ -213,6 +213,12 @@ int Run(const RunOptions& options) {
   commands->waitUntilCompleted();
 
   int code = kExitOk;
+  // The kernel's own output first, as it would have appeared while it ran.
+  if (launch.printed) {
+    for (const std::string& line : launch.printed()) {
+      std::printf("%s\n", line.c_str());
+    }
+  }
   for (const DispatchReport& r : commands->dispatches()) {
     if (options.quiet) break;
     std::printf(

@@ -6,6 +6,7 @@
 // the report, --expect and --out.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -67,6 +68,9 @@ struct EncodedLaunch {
   LaunchKind kind = LaunchKind::kMetal;
   // By the key --out and --expect use: the index in decimal, or the name.
   std::map<std::string, BoundBuffer> buffers;
+  // What the kernel printed (tl.device_print), read after the run, also
+  // when it faulted; unset for kernels that cannot print.
+  std::function<std::vector<std::string>()> printed;
 };
 
 // Contract: binds the arguments `options` gives to `encoder` and encodes

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "api/triton_print.h"
 #include "cli/run_launch.h"
 #include "cli/triton_args.h"
 
@@ -37,7 +38,21 @@ EncodedLaunch EncodeTritonLaunch(Device& device, ComputeCommandEncoder& encoder,
     value.buffer = b.buffer;
     launch.buffers.emplace(a.name, std::move(b));
   }
-  Check(api::EncodeTritonLaunch(device, encoder, compiled, grid, values));
+  std::shared_ptr<Buffer> print_log;
+  Check(api::EncodeTritonLaunch(device, encoder, compiled, grid, values,
+                                &print_log));
+  if (print_log) {
+    launch.printed = [print_log, kernel = compiled.kernel] {
+      triton::lower::PrintedLines p = api::PrintedLines(kernel, *print_log);
+      if (p.dropped > 0) {
+        p.lines.push_back(fmt::format(
+            "mtlemu: {} more printed values did not fit the print log "
+            "({} values)",
+            p.dropped, api::kDefaultPrintLogRecords));
+      }
+      return p.lines;
+    };
+  }
   return launch;
 }
 

@@ -388,6 +388,25 @@ TEST_F(TritonCliTest, FailedDeviceAssertIsAFaultAtItsPythonLine) {
   EXPECT_EQ(passed.exit_code, kExitOk) << passed.err;
 }
 
+TEST_F(TritonCliTest, DevicePrintGoesToStdoutAlsoWhenTheKernelFaults) {
+  const std::string file =
+      JitFile("print_then_fault.py",
+              "def k(x_ptr, n):\n"
+              "    offs = tl.arange(0, 4)\n"
+              "    x = tl.load(x_ptr + offs)\n"
+              "    tl.device_print('x', x)\n"
+              "    tl.device_assert(x < n)\n");
+  const ProcessResult r = RunTriton(
+      file, "k", "1", {{"x_ptr", "float[4]:iota"}, {"n", "2"}}, {"-q"});
+  EXPECT_EQ(r.exit_code, kExitGpuFault) << r.err;
+  EXPECT_EQ(r.out,
+            "pid (0, 0, 0) idx (0) x: 0.000000\n"
+            "pid (0, 0, 0) idx (1) x: 1.000000\n"
+            "pid (0, 0, 0) idx (2) x: 2.000000\n"
+            "pid (0, 0, 0) idx (3) x: 3.000000\n");
+  EXPECT_TRUE(Contains(r.err, "print_then_fault.py:9: trap")) << r.err;
+}
+
 // --- the reference TTIR ------------------------------------------------------
 
 TEST_F(TritonCliTest, AddTtir) {

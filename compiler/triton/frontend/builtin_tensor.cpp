@@ -405,6 +405,14 @@ PyValue HandlekDevicePrint(BuiltinCall& call) {
     operands.push_back(t.handle);
     is_signed.push_back(t.dtype->is_int_signed() ? 1 : 0);
   }
+  // As Triton spells it in the IR: a prefix before values ends in ": ", and
+  // one longer than that starts with " " ("x" -> " x: ").
+  if (!operands.empty()) {
+    if (!prefix.ends_with(' ')) prefix += ' ';
+    if (!prefix.ends_with(": "))
+      prefix = prefix.substr(0, prefix.size() - 1) + ": ";
+  }
+  if (prefix.size() > 2 && !prefix.starts_with(' ')) prefix = ' ' + prefix;
   ir::Operation* op = call.cg.builder().Create(OpCode::kPrint, operands, {});
   op->set_attr("prefix", prefix);
   op->set_attr("hex", call.ConstBool(2));

@@ -583,12 +583,7 @@ void KernelLowering::EmitOp(const ir::Operation& op) {
     case OpCode::kAssume:
       return;
     case OpCode::kPrint:
-      // No printing device on the emulated GPU yet: the call is kept as a
-      // comment (lowering notes say so).
-      SetLocation(op.loc());
-      Line("// tl.device_print(\"" + op.string_attr("prefix") +
-           "\", ...) is not run");
-      return;
+      return EmitPrint(op);
     case OpCode::kAssert: {
       SetLocation(op.loc());
       const ir::Value* c = op.operand(0);
@@ -1017,6 +1012,17 @@ LoweredKernel KernelLowering::Run() {
     out.args.push_back(la);
   }
   EmitBlock(body);
+  if (!print_sites_.empty()) {
+    if (body.num_args() + 1 > kMaxBuffers) {
+      Fail("the kernel has " + std::to_string(body.num_args()) +
+           " arguments and prints (tl.device_print), which takes one more "
+           "buffer; Metal binds at most 31");
+    }
+    out.print_log_index = body.num_args();
+    out.prints = print_sites_;
+    params.push_back("device uint* mtlemu_print_log [[buffer(" +
+                     std::to_string(out.print_log_index) + ")]]");
+  }
   // Layout report.
   ir::Walk(body, [&](const ir::Operation* op) {
     for (int i = 0; i < op->num_results(); ++i) {
@@ -1047,8 +1053,9 @@ LoweredKernel KernelLowering::Run() {
       << "#ifdef __MTLEMU__\n#define mtlemu_device_assert(c) do { if (!(c)) "
          "__builtin_trap(); } while (0)\n#else\n#define "
          "mtlemu_device_assert(c) do { } while (0)\n#endif\n\n"
-      << structs_ << (structs_.empty() ? "" : "\n") << "kernel void "
-      << function_.name() << "(";
+      << structs_ << (structs_.empty() ? "" : "\n")
+      << (print_sites_.empty() ? "" : std::string(PrintLogHelper()) + "\n")
+      << "kernel void " << function_.name() << "(";
   for (const std::string& p : params) msl << "\n    " << p << ",";
   msl << "\n    uint3 mtlemu_program [[threadgroup_position_in_grid]],"
       << "\n    uint3 mtlemu_programs [[threadgroups_per_grid]],"
@@ -1060,6 +1067,9 @@ LoweredKernel KernelLowering::Run() {
     msl << "  threadgroup float4 mtlemu_scratch_words[" << words << "];\n"
         << "  threadgroup uchar* mtlemu_scratch = (threadgroup uchar*)"
            "mtlemu_scratch_words;\n";
+  }
+  if (!print_sites_.empty()) {
+    msl << "  uint mtlemu_print_seq = 0u;  // this thread's prints so far\n";
   }
   msl << prologue_.str() << body_.str() << "}\n";
   out.msl = msl.str();

@@ -5,6 +5,7 @@
 //   emit_memory.cpp      loads, stores, atomics, block pointers, descriptors
 //   emit_reduce.cpp      tt.reduce, tt.scan, histogram, gather
 //   emit_dot.cpp         tt.dot
+//   emit_print.cpp       tt.print (into the print log of print_log.h)
 #pragma once
 
 #include <map>
@@ -17,6 +18,7 @@
 #include "compiler/triton/lower/layout.h"
 #include "compiler/triton/lower/layout_assignment.h"
 #include "compiler/triton/lower/lower.h"
+#include "compiler/triton/lower/print_log.h"
 
 namespace mtlemu::triton::lower {
 
@@ -83,6 +85,8 @@ class KernelLowering {
   // emit_dot.cpp
   void EmitDot(const ir::Operation& op);
   void EmitScalarDot(const ir::Operation& op);
+  // emit_print.cpp
+  void EmitPrint(const ir::Operation& op);
 
   // --- layouts at run time
   // ----------------------------------------------------------- The flat index
@@ -148,6 +152,10 @@ class KernelLowering {
   int64_t scratch_bytes_ = 0;
   std::vector<std::string> scratch_users_;  // ops that needed scratch
   std::ostringstream layout_report_;
+  std::vector<PrintSite> print_sites_;  // one per tt.print, in order
 };
+
+// MSL of mtlemu_print_record(), which appends one record to the print log.
+const char* PrintLogHelper();
 
 }  // namespace mtlemu::triton::lower

@@ -26,6 +26,7 @@
 
 #include "common/result.h"
 #include "compiler/triton/ir/ir.h"
+#include "compiler/triton/lower/print_log.h"
 
 namespace mtlemu::triton::lower {
 
@@ -52,6 +53,10 @@ struct LoweredKernel {
   // The layout chosen for each tensor value, one line per op result, for
   // `mtlemu compile --emit layouts`.
   std::string layouts;
+  // tl.device_print: the kernel's print sites, and the [[buffer]] index of
+  // its print log (print_log.h); -1 when it does not print.
+  std::vector<PrintSite> prints;
+  int print_log_index = -1;
 };
 
 // Lowers the module's public function. Errors: what Apple GPUs cannot do

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "api/triton_launch.h"
+#include "api/triton_print.h"
 #include "emu/device/command_buffer.h"
 #include "isa/numeric.h"
 
@@ -72,6 +73,7 @@ class TritonHarness {
     if (std::string e = RunRequest(r, grid); !e.empty()) return e;
     if (!ttir_round_trip_) return "";
     std::map<std::string, std::vector<uint8_t>> outputs = Snapshot();
+    const std::vector<std::string> printed = printed_;
     Restore(inputs);
     api::TritonRequest t = r;
     t.file = kernel + ".ttir";
@@ -88,11 +90,16 @@ class TritonHarness {
         return "the TTIR round trip gives other results in '" + name + "'";
       }
     }
+    if (printed_ != printed) {
+      return "the TTIR round trip prints other lines (tl.device_print)";
+    }
     return "";
   }
   // For kernels whose results depend on the order of atomics.
   void SkipTtirRoundTrip() { ttir_round_trip_ = false; }
   const api::TritonKernel& compiled() const { return compiled_; }
+  // The last run's tl.device_print lines.
+  const std::vector<std::string>& printed() const { return printed_; }
 
  private:
   std::string RunRequest(const api::TritonRequest& r, MTLSize grid) {
@@ -102,11 +109,14 @@ class TritonHarness {
     auto queue = device_->newCommandQueue();
     auto commands = queue->commandBuffer();
     auto encoder = commands->computeCommandEncoder();
-    Status s =
-        api::EncodeTritonLaunch(*device_, *encoder, lib.value(), grid, values_);
+    std::shared_ptr<mtlemu::Buffer> print_log;
+    Status s = api::EncodeTritonLaunch(*device_, *encoder, lib.value(), grid,
+                                       values_, &print_log);
     if (!s.ok()) return s.error().message;
     encoder->endEncoding();
     commands->commit();
+    printed_.clear();
+    if (print_log) printed_ = api::PrintedLines(compiled_, *print_log).lines;
     if (const CommandBufferError* e = commands->error()) return e->message;
     return "";
   }
@@ -131,6 +141,7 @@ class TritonHarness {
   std::map<std::string, api::TritonArgValue> values_;
   std::vector<std::pair<std::string, triton::frontend::KernelArg>> args_;
   api::TritonKernel compiled_;
+  std::vector<std::string> printed_;
 };
 
 template <class T>
