@@ -1,8 +1,8 @@
 // Ops that combine elements held by different threads: tt.reduce (in
 // registers, then across lanes with simd_shuffle_xor, then across SIMD
-// groups in threadgroup memory), tt.scan (Hillis-Steele steps in
-// threadgroup memory), tt.histogram (threadgroup atomics) and tt.gather.
-// The combiner region is written out at each combining step.
+// groups in threadgroup memory), tt.scan (Sklansky's levels in registers,
+// simd_shuffle, then threadgroup memory), tt.histogram (threadgroup atomics)
+// and tt.gather. The combiner region is written out at each combining step.
 #include "compiler/triton/lower/kernel_lowering.h"
 #include "compiler/triton/lower/msl_expr.h"
 
@@ -17,27 +17,26 @@ int64_t ScratchBytes(const ir::Type* t) {
   return t->bits() / 8;
 }
 
-// simd_shuffle_xor of a value of any scalar type, through 32-bit words.
-std::string ShuffleXor(const std::string& x, const ir::Type* t,
-                       const std::string& type, int mask) {
-  const std::string m = std::to_string(mask) + "u";
-  if (t->IsInt(1))
-    return "(simd_shuffle_xor((uint)" + x + ", " + m + ") != 0u)";
+// simd_shuffle_xor(x, arg) or simd_shuffle(x, arg) (`fn`) of a value of
+// any scalar type, through 32-bit words.
+std::string Shuffle(const std::string& fn, const std::string& x,
+                    const ir::Type* t, const std::string& type,
+                    const std::string& arg) {
+  const std::string m = ", " + arg + ")";
+  if (t->IsInt(1)) return "(" + fn + "((uint)" + x + m + " != 0u)";
   if (t->bits() == 64) {
-    return "as_type<" + type + ">(uint2(simd_shuffle_xor(as_type<uint2>(" + x +
-           ").x, " + m + "), simd_shuffle_xor(as_type<uint2>(" + x + ").y, " +
-           m + ")))";
+    return "as_type<" + type + ">(uint2(" + fn + "(as_type<uint2>(" + x +
+           ").x" + m + ", " + fn + "(as_type<uint2>(" + x + ").y" + m + "))";
   }
   if (t->bits() == 32) {
-    return "as_type<" + type + ">(simd_shuffle_xor(as_type<uint>(" + x + "), " +
-           m + "))";
+    return "as_type<" + type + ">(" + fn + "(as_type<uint>(" + x + ")" + m +
+           ")";
   }
   if (t->bits() == 16) {
-    return "as_type<" + type +
-           ">((ushort)simd_shuffle_xor((uint)as_type<ushort>(" + x + "), " + m +
-           "))";
+    return "as_type<" + type + ">((ushort)" + fn + "((uint)as_type<ushort>(" +
+           x + ")" + m + ")";
   }
-  return "(" + type + ")simd_shuffle_xor((uint)" + x + ", " + m + ")";
+  return "(" + type + ")" + fn + "((uint)" + x + m;
 }
 
 }  // namespace
@@ -106,7 +105,9 @@ void KernelLowering::EmitReduce(const ir::Operation& op) {
       for (int j = 0; j < n; ++j) {
         const std::string v = NewTemp("lane");
         Line(type_names[j] + " " + v + " = " +
-             ShuffleXor(acc[t][j], types[j], type_names[j], 1 << i) + ";");
+             Shuffle("simd_shuffle_xor", acc[t][j], types[j], type_names[j],
+                     std::to_string(1 << i) + "u") +
+             ";");
         other.push_back(v);
       }
       acc[t] = combine(acc[t], other);
@@ -197,6 +198,14 @@ void KernelLowering::EmitReduce(const ir::Operation& op) {
   }
 }
 
+// A scan as Sklansky's: at level a (each bit of the axis coordinate, low
+// to high), an element whose bit a is set takes the last element of the
+// lower half of its block of 2^(a+1) (already the scan of that half) as
+// the left operand of the combiner; in a reverse scan, an element whose
+// bit a is clear takes the first element of the upper half. Where the
+// source lives decides how it is read: a register of the same thread when
+// the axis bits up to a are all register bits, simd_shuffle when some are
+// lane bits, threadgroup memory when some are warp bits.
 void KernelLowering::EmitScan(const ir::Operation& op) {
   SetLocation(op.loc());
   const int n = op.num_operands();
@@ -213,85 +222,151 @@ void KernelLowering::EmitScan(const ir::Operation& op) {
     types.push_back(op.operand(j)->type()->element());
     type_names.push_back(TypeOf(types.back()));
   }
-  const int64_t numel = op.operand(0)->type()->NumElements();
-  const int64_t size = l.shape[axis];
   const int low = l.dim_low_bit(axis);
-  // Two buffers per operand, used in turns.
-  std::vector<std::string> bufs[2];
-  int64_t offset = 0;
-  for (int which = 0; which < 2; ++which) {
+  const int bits = l.dim_bits(axis);
+  const ir::Block& combiner = *op.region(0);
+  // Where flat-index bit f lives: its register bit, lane bit or warp bit.
+  auto find = [](const std::vector<int>& v, int f) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i] == f) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  // Threadgroup memory, for levels that cross SIMD groups.
+  std::vector<std::string> bufs;
+  auto scratch = [&] {
+    if (!bufs.empty()) return;
+    const int64_t numel = op.operand(0)->type()->NumElements();
+    int64_t offset = 0;
     for (int j = 0; j < n; ++j) {
       const int64_t bytes = numel * ScratchBytes(types[j]);
-      bufs[which].push_back(ScratchPointer(types[j], offset, bytes));
+      bufs.push_back(ScratchPointer(types[j], offset, bytes));
       offset += (bytes + 15) / 16 * 16;
     }
-  }
-  const std::string canonical = Canonical(l);
-  auto store = [&](int which, const std::vector<Slots>& values) {
-    Line("if (" + canonical + ") {");
-    for (int s = 0; s < l.slots(); ++s) {
-      for (int j = 0; j < n; ++j) {
-        std::string v = values[j][s];
-        if (types[j]->IsPointer()) v = "(ulong)(" + v + ")";
-        Line("  " + bufs[which][j] + "[" + FlatIndex(l, s) + "] = " + v + ";");
+  };
+  auto combine = [&](const std::vector<std::string>& left,
+                     const std::vector<std::string>& mine,
+                     const std::string& has) {
+    std::vector<std::string> args = left;
+    args.insert(args.end(), mine.begin(), mine.end());
+    std::vector<std::string> r = InlineRegion(combiner, args);
+    std::vector<std::string> out;
+    for (int j = 0; j < n; ++j) {
+      const std::string v = NewTemp("scan");
+      Line(type_names[j] + " " + v + " = " +
+           (has.empty() ? r[j] : has + " ? " + r[j] + " : " + mine[j]) + ";");
+      out.push_back(v);
+    }
+    return out;
+  };
+  for (int a = 0; a < bits; ++a) {
+    // The source's axis bits 0..a: forward, bit a clear and the lower ones
+    // set; reverse, bit a set and the lower ones clear.
+    uint32_t lane_le = 0, lane_set = 0, warp_le = 0;
+    int64_t reg_le = 0, reg_set = 0;
+    for (int b = 0; b <= a; ++b) {
+      const int f = low + b;
+      const bool set = reverse ? b == a : b < a;
+      if (int i = find(l.reg, f); i >= 0) {
+        reg_le |= int64_t{1} << i;
+        if (set) reg_set |= int64_t{1} << i;
+      } else if (int i = find(l.lane, f); i >= 0) {
+        lane_le |= 1u << i;
+        if (set) lane_set |= 1u << i;
+      } else if (int i = find(l.warp, f); i >= 0) {
+        warp_le |= 1u << i;
       }
     }
-    Line("}");
-  };
-  auto load = [&](int which, int j, const std::string& index) {
-    std::string e = bufs[which][j] + "[" + index + "]";
-    if (types[j]->IsPointer() || types[j]->IsInt(1))
-      e = "(" + type_names[j] + ")" + e;
-    return e;
-  };
-  const ir::Block& combiner = *op.region(0);
-  store(0, cur);
-  Barrier();
-  int which = 0;
-  for (int64_t step = 1; step < size; step *= 2) {
-    std::vector<Slots> next(n, Slots(l.slots()));
-    for (int s = 0; s < l.slots(); ++s) {
-      const std::string f = FlatIndex(l, s);
-      const std::string c = NewTemp("pos");
-      Line("const uint " + c + " = (" + f + " >> " + std::to_string(low) +
-           ") & " + std::to_string(size - 1) + "u;");
-      const std::string has = NewTemp("has");
-      const std::string delta = std::to_string(step << low) + "u";
-      Line("const bool " + has + " = " +
-           (reverse ? c + " + " + std::to_string(step) + "u < " +
-                          std::to_string(size) + "u"
-                    : c + " >= " + std::to_string(step) + "u") +
-           ";");
-      const std::string other_index = NewTemp("from");
-      Line("const uint " + other_index + " = " + has + " ? " + f +
-           (reverse ? " + " : " - ") + delta + " : " + f + ";");
-      std::vector<std::string> mine, other;
-      for (int j = 0; j < n; ++j) {
-        const std::string m = NewTemp("mine"), o = NewTemp("other");
-        Line(type_names[j] + " " + m + " = " + load(which, j, f) + ";");
-        Line(type_names[j] + " " + o + " = " + load(which, j, other_index) +
-             ";");
-        mine.push_back(m);
-        other.push_back(o);
+    const int f = low + a;
+    const int reg_a = find(l.reg, f), lane_a = find(l.lane, f);
+    std::vector<Slots> next = cur;
+    // Whether slot s's element combines at this level: "" always, "false"
+    // never, else a run-time condition on the lane or warp.
+    auto has_for = [&](int s) -> std::string {
+      if (reg_a >= 0) {
+        const bool bit = ((s >> reg_a) & 1) != 0;
+        return bit != reverse ? "" : "false";
       }
-      // The accumulated side comes first: earlier elements (later ones in
-      // a reverse scan).
-      std::vector<std::string> args = other;
-      args.insert(args.end(), mine.begin(), mine.end());
-      std::vector<std::string> r = InlineRegion(combiner, args);
-      for (int j = 0; j < n; ++j) {
-        const std::string v = NewTemp("scan");
-        Line(type_names[j] + " " + v + " = " + has + " ? " + r[j] + " : " +
-             mine[j] + ";");
-        next[j][s] = v;
+      const std::string which =
+          lane_a >= 0
+              ? "(mtlemu_lane >> " + std::to_string(lane_a) + ")"
+              : "(mtlemu_warp >> " + std::to_string(find(l.warp, f)) + ")";
+      const std::string h = NewTemp("has");
+      Line("const bool " + h + " = (" + which + " & 1u) " +
+           (reverse ? "==" : "!=") + " 0u;");
+      return h;
+    };
+    if (warp_le != 0) {
+      // Across SIMD groups: every element through threadgroup memory.
+      scratch();
+      const std::string canonical = Canonical(l);
+      Line("if (" + canonical + ") {");
+      for (int s = 0; s < l.slots(); ++s) {
+        for (int j = 0; j < n; ++j) {
+          std::string v = cur[j][s];
+          if (types[j]->IsPointer()) v = "(ulong)(" + v + ")";
+          Line("  " + bufs[j] + "[" + FlatIndex(l, s) + "] = " + v + ";");
+        }
+      }
+      Line("}");
+      Barrier();
+      const uint64_t le_mask = ((uint64_t{2} << a) - 1) << low;
+      const uint64_t set_bits =
+          (reverse ? uint64_t{1} << a : (uint64_t{1} << a) - 1) << low;
+      for (int s = 0; s < l.slots(); ++s) {
+        const std::string has = has_for(s);
+        if (has == "false") continue;
+        const std::string from = NewTemp("from");
+        Line("const uint " + from + " = (" + FlatIndex(l, s) + " & ~" +
+             std::to_string(le_mask) + "u) | " + std::to_string(set_bits) +
+             "u;");
+        std::vector<std::string> left, mine;
+        for (int j = 0; j < n; ++j) {
+          std::string e = bufs[j] + "[" + from + "]";
+          if (types[j]->IsPointer() || types[j]->IsInt(1)) {
+            e = "(" + type_names[j] + ")" + e;
+          }
+          const std::string v = NewTemp("left");
+          Line(type_names[j] + " " + v + " = " + e + ";");
+          left.push_back(v);
+          mine.push_back(cur[j][s]);
+        }
+        const std::vector<std::string> r = combine(left, mine, has);
+        for (int j = 0; j < n; ++j) next[j][s] = r[j];
+      }
+      Barrier();
+    } else {
+      // Within a SIMD group: the source slot, from the source lane.
+      std::string src_lane;
+      if (lane_le != 0) {
+        src_lane = NewTemp("src_lane");
+        Line("const ushort " + src_lane + " = (ushort)((mtlemu_lane & ~" +
+             std::to_string(lane_le) + "u) | " + std::to_string(lane_set) +
+             "u);");
+      }
+      for (int s = 0; s < l.slots(); ++s) {
+        const std::string has = has_for(s);
+        if (has == "false") continue;
+        const int src_slot = static_cast<int>((s & ~reg_le) | reg_set);
+        std::vector<std::string> left, mine;
+        for (int j = 0; j < n; ++j) {
+          std::string v = cur[j][src_slot];
+          if (!src_lane.empty()) {
+            const std::string t = NewTemp("left");
+            Line(type_names[j] + " " + t + " = " +
+                 Shuffle("simd_shuffle", v, types[j], type_names[j], src_lane) +
+                 ";");
+            v = t;
+          }
+          left.push_back(v);
+          mine.push_back(cur[j][s]);
+        }
+        const std::vector<std::string> r = combine(left, mine, has);
+        for (int j = 0; j < n; ++j) next[j][s] = r[j];
       }
     }
-    which ^= 1;
-    store(which, next);
-    Barrier();
-    cur = next;
+    cur = std::move(next);
   }
-  Barrier();
   for (int j = 0; j < n; ++j) Bind(op.result(j), l, cur[j]);
 }
 

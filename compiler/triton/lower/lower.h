@@ -8,7 +8,8 @@
 // use needs. The rest moves between layouts through threadgroup memory.
 // Elementwise work is straight-line code on each thread's registers;
 // reductions combine registers, then lanes (simd_shuffle_xor), then SIMD
-// groups (threadgroup memory); scans run in threadgroup memory; tl.dot is
+// groups (threadgroup memory); scans likewise (registers, simd_shuffle,
+// threadgroup memory); tl.dot is
 // simdgroup_matrix 8x8 products of tiles held in registers in Apple's
 // lane layout, with the accumulator kept across the K loop; masked loads
 // and stores touch no memory outside their mask; stores and atomics are

@@ -255,6 +255,53 @@ TEST(TritonCorpus, CumsumOfIntegersAndFloats) {
   }
 }
 
+// associative_scan with a combiner that does not commute (composing affine
+// maps: h = a * h_prev + b), forward and reverse, along either axis, with
+// the axis in registers, lanes or SIMD groups, and on tensors smaller than
+// the program (copies in lanes and SIMD groups).
+TEST(TritonCorpus, LinearRecurrenceScan) {
+  struct Config {
+    int rows, cols, axis, warps;
+  };
+  for (const Config c :
+       {Config{8, 128, 1, 4}, Config{128, 8, 0, 4}, Config{4, 512, 1, 8},
+        Config{512, 2, 0, 2}, Config{2, 16, 1, 4}, Config{16, 2, 0, 4},
+        Config{32, 32, 0, 1}, Config{32, 32, 1, 1}}) {
+    for (const bool reverse : {false, true}) {
+      SCOPED_TRACE(::testing::Message()
+                   << c.rows << "x" << c.cols << " axis " << c.axis << " warps "
+                   << c.warps << (reverse ? " reverse" : ""));
+      const int n = c.rows * c.cols;
+      TritonHarness h(kCorpus);
+      const std::vector<float> a = RandomFloats(n, 71, 0.5f, 1.0f);
+      const std::vector<float> b = RandomFloats(n, 72);
+      h.Buffer("a_ptr", "fp32", a);
+      h.Buffer("b_ptr", "fp32", b);
+      auto out = h.Buffer("h_ptr", "fp32", std::vector<float>(n));
+      h.Arg("ROWS", c.rows);
+      h.Arg("COLS", c.cols);
+      h.Arg("AXIS", c.axis);
+      h.Arg("REVERSE", reverse ? "True" : "False");
+      ASSERT_EQ(h.Run("linear_recurrence_kernel", {1, 1, 1}, c.warps), "")
+          << h.compiled().msl;
+      const std::vector<float> got = Read<float>(out);
+      // Each line along the axis, in scan order: h = a * h_prev + b.
+      const int lines = c.axis == 1 ? c.rows : c.cols;
+      const int len = c.axis == 1 ? c.cols : c.rows;
+      for (int line = 0; line < lines; ++line) {
+        double hv = 0;
+        for (int k = 0; k < len; ++k) {
+          const int pos = reverse ? len - 1 - k : k;
+          const int i = c.axis == 1 ? line * c.cols + pos : pos * c.cols + line;
+          hv = k == 0 ? b[i] : a[i] * hv + b[i];
+          ASSERT_NEAR(got[i], hv, 1e-4 * (1 + std::fabs(hv)))
+              << "element " << i;
+        }
+      }
+    }
+  }
+}
+
 TEST(TritonCorpus, Argmax) {
   const int rows = 16, n = 90;
   TritonHarness h(kCorpus);

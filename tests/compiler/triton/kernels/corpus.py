@@ -173,6 +173,23 @@ def cumsum_kernel(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def _compose_affine(a1, b1, a2, b2):
+    # x -> a1 * x + b1, then x -> a2 * x + b2: not commutative, so the scan's
+    # order shows.
+    return a1 * a2, b1 * a2 + b2
+
+
+@triton.jit
+def linear_recurrence_kernel(a_ptr, b_ptr, h_ptr, ROWS: tl.constexpr, COLS: tl.constexpr,
+                             AXIS: tl.constexpr, REVERSE: tl.constexpr):
+    offs = tl.arange(0, ROWS)[:, None] * COLS + tl.arange(0, COLS)[None, :]
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    _, h = tl.associative_scan((a, b), AXIS, _compose_affine, reverse=REVERSE)
+    tl.store(h_ptr + offs, h)
+
+
+@triton.jit
 def argmax_kernel(x_ptr, out_ptr, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK)

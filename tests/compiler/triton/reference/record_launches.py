@@ -492,6 +492,17 @@ def corpus(root):
         cp.gelu_kernel[(4,)](xg, og, 1000, BLOCK=256)
     run_case("corpus kernels", others)
 
+    def scans():
+        for rows, cols, axis, warps in [(8, 128, 1, 4), (128, 8, 0, 4), (2, 16, 1, 4),
+                                        (32, 32, 0, 1)]:
+            for reverse in (False, True):
+                a = rand(rows, cols, seed=60 + rows, lo=0.5, hi=1.0)
+                b = rand(rows, cols, seed=61 + cols)
+                h = torch.empty_like(a)
+                cp.linear_recurrence_kernel[(1,)](a, b, h, ROWS=rows, COLS=cols, AXIS=axis,
+                                                  REVERSE=reverse, num_warps=warps)
+    run_case("scans", scans)
+
 
 def main():
     global OUT, ONLY
