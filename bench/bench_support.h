@@ -1,8 +1,10 @@
-// Pieces the benchmarks share: the hand-written vector add kernel and
+// Pieces the benchmarks share: the hand-written vector add kernel,
 // Must(), which ends a benchmark on an error (benchmarks are programs,
-// not library code).
+// not library code), and host timing.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
@@ -21,6 +23,24 @@ T Must(Result<T> r) {
     std::exit(1);
   }
   return std::move(r).value();
+}
+
+using Clock = std::chrono::steady_clock;
+
+inline double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The shortest host time of `runs` calls of f(), in seconds.
+template <class F>
+double BestOf(int runs, F&& f) {
+  double best = 1e30;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = Clock::now();
+    f();
+    best = std::min(best, Seconds(start));
+  }
+  return best;
 }
 
 }  // namespace mtlemu::bench

@@ -23,12 +23,10 @@
 
 namespace {
 
+using mtlemu::bench::BestOf;
+using mtlemu::bench::Clock;
 using mtlemu::bench::Must;
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using mtlemu::bench::Seconds;
 
 std::string ReadFile(const char* path) {
   std::ifstream in(path);
@@ -76,17 +74,6 @@ kernel void matmul_tiled(device const float* A [[buffer(0)]],
   if (row < d.M && col < d.N) C[row * d.N + col] = acc;
 }
 )";
-
-template <class F>
-double BestOf(int runs, F&& f) {
-  double best = 1e30;
-  for (int i = 0; i < runs; ++i) {
-    const auto start = Clock::now();
-    f();
-    best = std::min(best, Seconds(start));
-  }
-  return best;
-}
 
 double RunVectorAdd(mtlemu::Device& device, mtlemu::isa::Module module,
                     uint64_t n) {

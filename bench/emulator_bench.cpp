@@ -20,8 +20,9 @@
 
 namespace {
 
+using mtlemu::bench::BestOf;
+using mtlemu::bench::Clock;
 using mtlemu::bench::Must;
-using Clock = std::chrono::steady_clock;
 
 constexpr int kFmaPerIteration = 16;
 constexpr int kIterations = 64;
@@ -85,18 +86,6 @@ Emulated RunKernel(mtlemu::Device& device, const std::string& text,
   return best;
 }
 
-template <class F>
-double BestSeconds(int repeats, F f) {
-  double best = 1e30;
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = Clock::now();
-    f();
-    best = std::min(
-        best, std::chrono::duration<double>(Clock::now() - start).count());
-  }
-  return best;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,7 +119,7 @@ int main(int argc, char** argv) {
     auto data = Must(device->newBuffer(init.data(), m * 4));
     const Emulated e = RunKernel(*device, FmaChainKernel(), {data}, m, repeats);
     std::vector<float> native(m);
-    const double native_s = BestSeconds(repeats, [&] {
+    const double native_s = BestOf(repeats, [&] {
       native = init;
       for (uint64_t i = 0; i < m; ++i) {
         float x = native[i];
@@ -165,7 +154,7 @@ int main(int argc, char** argv) {
     const Emulated e = RunKernel(*device, mtlemu::bench::kVectorAddIsa,
                                  {ba, bb, bo}, n, repeats);
     std::vector<float> out(n);
-    const double native_s = BestSeconds(repeats, [&] {
+    const double native_s = BestOf(repeats, [&] {
       for (uint64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
     });
     const double rate = static_cast<double>(e.lane_instructions) / e.seconds;

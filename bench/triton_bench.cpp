@@ -27,17 +27,15 @@ namespace {
 using mtlemu::Buffer;
 using mtlemu::Device;
 using mtlemu::MTLSize;
+using mtlemu::bench::BestOf;
+using mtlemu::bench::Clock;
 using mtlemu::bench::Must;
+using mtlemu::bench::Seconds;
 using mtlemu::triton::frontend::DType;
 using mtlemu::triton::frontend::KernelArg;
-using Clock = std::chrono::steady_clock;
 
 const std::string kKernels =
     std::string(MTLEMU_SOURCE_DIR) + "/tests/compiler/triton/kernels/basics.py";
-
-double Seconds(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 constexpr char kHandMsl[] = R"(
 #include <metal_stdlib>
@@ -230,20 +228,11 @@ void Run(const Case& c, int runs,
   // Compile times: front end + lowering; the whole chain without a cache;
   // the whole chain from the disk cache.
   // Each is the best of `runs` compiles.
-  const auto best_of = [&](const auto& compile) {
-    double best = 1e30;
-    for (int i = 0; i < runs; ++i) {
-      const auto start = Clock::now();
-      compile();
-      best = std::min(best, Seconds(start));
-    }
-    return best;
-  };
   const double front =
-      best_of([&] { Must(mtlemu::api::CompileTriton(r)); });
+      BestOf(runs, [&] { Must(mtlemu::api::CompileTriton(r)); });
   ::setenv("MTLEMU_CACHE_DIR", "off", 1);
-  const double full = best_of(
-      [&] { Must(mtlemu::api::newLibraryWithTriton(*device, r)); });
+  const double full = BestOf(
+      runs, [&] { Must(mtlemu::api::newLibraryWithTriton(*device, r)); });
   const std::string dir =
       (std::filesystem::temp_directory_path() / "mtlemu_triton_bench_cache")
           .string();
@@ -251,8 +240,8 @@ void Run(const Case& c, int runs,
   ::setenv("MTLEMU_CACHE_DIR", dir.c_str(), 1);
   mtlemu::api::TritonLibrary lib =
       Must(mtlemu::api::newLibraryWithTriton(*device, r));
-  const double cached = best_of(
-      [&] { lib = Must(mtlemu::api::newLibraryWithTriton(*device, r)); });
+  const double cached = BestOf(
+      runs, [&] { lib = Must(mtlemu::api::newLibraryWithTriton(*device, r)); });
   std::filesystem::remove_all(dir);
 
   const double triton =
