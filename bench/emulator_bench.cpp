@@ -21,7 +21,6 @@
 namespace {
 
 using mtlemu::bench::BestOf;
-using mtlemu::bench::Clock;
 using mtlemu::bench::Must;
 
 constexpr int kFmaPerIteration = 16;
