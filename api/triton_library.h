@@ -29,6 +29,8 @@ struct TritonRequest {
   std::optional<int> num_warps;
   // Which autotune config gives the parameters `args` leave out.
   int autotune_config = 0;
+  // .py: values of the module's names, over the file's (frontend.h).
+  std::vector<std::pair<std::string, triton::frontend::KernelArg>> globals;
 };
 
 // A compiled Triton kernel: what a launcher needs, and each stage's text.

@@ -76,6 +76,7 @@ void CommandBuffer::commit() {
     setup.grid = command.grid;
     setup.host_threads = options.host_threads;
     setup.timeout = options.timeout;
+    setup.interrupt = options.interrupt.get();
     setup.progress = options.progress;
     setup.files = module.files;
     setup.describe_address = [this, &command](uint64_t address,

@@ -3,6 +3,7 @@
 // time limit, progress) live here too, since Metal has no place for them.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -23,6 +24,9 @@ struct EmulatorOptions {
   int host_threads = 0;  // 0: every core
   // A dispatch running longer fails as a GPU timeout would.
   std::chrono::milliseconds timeout{600'000};
+  // Set to true (from any thread) to stop the running dispatch; it fails
+  // with FaultKind::kInterrupted. May be null.
+  std::shared_ptr<std::atomic<bool>> interrupt;
   // Called from worker threads with (threadgroups done, total).
   std::function<void(uint64_t, uint64_t)> progress;
   // Timed mode: each dispatch also runs through the chip's timing model

@@ -86,6 +86,7 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
   DispatchResult result;
   std::atomic<bool> cancel{false};
   std::atomic<bool> timed_out{false};
+  std::atomic<bool> interrupted{false};
   std::atomic<uint64_t> done{0};
   std::atomic<int64_t> last_progress_ns{0};
   FirstFault first_fault;
@@ -98,9 +99,15 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
   const bool timed = setup.timing != nullptr;
   const auto body = [&](const tbb::blocked_range<uint64_t>& range) {
     WorkerState& w = workers.local();
-    StopSignal stop{start + setup.timeout, &cancel};
+    StopSignal stop{start + setup.timeout, &cancel, setup.interrupt};
     for (uint64_t i = range.begin(); i != range.end(); ++i) {
       if (cancel.load(std::memory_order_relaxed) || first_fault.Skip(i)) {
+        return;
+      }
+      if (setup.interrupt != nullptr &&
+          setup.interrupt->load(std::memory_order_relaxed)) {
+        interrupted.store(true);
+        cancel.store(true);
         return;
       }
       const Size3 position = {
@@ -113,6 +120,9 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
       if (!w.runner.Run(setup, position, stop, w.stats, fault, trace)) {
         if (stop.timed_out) {
           timed_out.store(true);
+          cancel.store(true);
+        } else if (stop.interrupted) {
+          interrupted.store(true);
           cancel.store(true);
         } else if (fault.kind != FaultKind::kNone) {
           first_fault.Offer(i, fault);
@@ -201,6 +211,13 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
     result.ok = false;
     result.fault = first_fault.fault();
     CompleteFault(setup, result.fault);
+  } else if (interrupted.load()) {
+    result.ok = false;
+    result.fault.kind = FaultKind::kInterrupted;
+    result.fault.kernel = setup.kernel->kernel->name;
+    result.fault.detail = "the host interrupted the dispatch (" +
+                          std::to_string(result.threadgroups_done) + " of " +
+                          std::to_string(total) + " threadgroups done)";
   } else if (timed_out.load()) {
     result.ok = false;
     result.fault.kind = FaultKind::kTimeout;

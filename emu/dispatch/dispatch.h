@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -45,6 +46,8 @@ struct DispatchSetup {
   DispatchGrid grid;
   int host_threads = 0;  // 0: all cores
   std::chrono::milliseconds timeout{600000};
+  // When it becomes true the dispatch stops, as on a timeout (may be null).
+  const std::atomic<bool>* interrupt = nullptr;
   // Called now and then from worker threads (thread-safe) with threadgroups
   // done and the total; may be empty.
   std::function<void(uint64_t, uint64_t)> progress;

@@ -18,6 +18,8 @@ std::string_view FaultKindName(FaultKind kind) {
       return "timeout";
     case FaultKind::kTrap:
       return "trap (a failed assertion)";
+    case FaultKind::kInterrupted:
+      return "interrupted";
   }
   return "?";
 }
@@ -31,7 +33,7 @@ std::string Fault::Describe() const {
   }
   std::string out =
       fmt::format("{}{} in kernel '{}'", where, FaultKindName(kind), kernel);
-  if (kind == FaultKind::kTimeout) {
+  if (kind == FaultKind::kTimeout || kind == FaultKind::kInterrupted) {
     return out + (detail.empty() ? "" : ": " + detail);
   }
   out += fmt::format(

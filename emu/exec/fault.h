@@ -16,6 +16,7 @@ enum class FaultKind : uint8_t {
   kDivergentBarrier,  // a barrier reached by only some threads
   kTimeout,           // the dispatch ran past its time limit
   kTrap,              // a lane reached a trap instruction (a failed assert)
+  kInterrupted,       // the host stopped the dispatch (Ctrl-C)
 };
 
 std::string_view FaultKindName(FaultKind kind);

@@ -35,6 +35,11 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       if (stop.cancel->load(std::memory_order_relaxed)) {
         return status_ = SimdGroupStatus::kFaulted;
       }
+      if (stop.interrupt != nullptr &&
+          stop.interrupt->load(std::memory_order_relaxed)) {
+        stop.interrupted = true;
+        return status_ = SimdGroupStatus::kFaulted;
+      }
       if (std::chrono::steady_clock::now() > stop.deadline) {
         stop.timed_out = true;
         return status_ = SimdGroupStatus::kFaulted;

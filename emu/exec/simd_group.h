@@ -34,7 +34,10 @@ struct SimdGroupStats {
 struct StopSignal {
   std::chrono::steady_clock::time_point deadline;
   std::atomic<bool>* cancel = nullptr;  // set when the dispatch must stop
-  bool timed_out = false;               // set by RunSimdGroup on timeout
+  // Set from outside (a host's Ctrl-C); may be null.
+  const std::atomic<bool>* interrupt = nullptr;
+  bool timed_out = false;    // set by RunSimdGroup on timeout
+  bool interrupted = false;  // set by RunSimdGroup on an interrupt
 };
 
 class SimdGroup {

@@ -3,6 +3,10 @@
 // logic written as a plain C++ loop over threads.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "tests/support/kernel_harness.h"
@@ -229,6 +233,25 @@ TEST(ControlFlow, TimeoutStopsAnInfiniteLoop) {
   ASSERT_NE(h.error(), nullptr);
   EXPECT_EQ(h.error()->code, CommandBufferErrorCode::kTimeout);
   EXPECT_NE(h.error()->message.find("timeout"), std::string::npos)
+      << h.error()->message;
+}
+
+TEST(ControlFlow, InterruptStopsAnInfiniteLoop) {
+  KernelHarness h(kInfiniteLoop);
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  auto interrupt = std::make_shared<std::atomic<bool>>(false);
+  h.device().options().interrupt = interrupt;
+  h.SetBuffer(0, std::vector<int32_t>(64));
+  // The host's Ctrl-C, from another thread while the dispatch runs.
+  std::thread host([interrupt] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    interrupt->store(true);
+  });
+  ASSERT_TRUE(h.DispatchThreads({64, 1, 1}, {32, 1, 1}).ok());
+  host.join();
+  ASSERT_NE(h.error(), nullptr);
+  EXPECT_EQ(h.error()->fault.kind, emu::FaultKind::kInterrupted);
+  EXPECT_NE(h.error()->message.find("interrupted"), std::string::npos)
       << h.error()->message;
 }
 

@@ -283,6 +283,12 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
   FrontendOutput out;
   try {
     const ModuleScope* m = compilation.LoadFile(request.file, request.source);
+    for (const auto& [name, value] : request.globals) {
+      if (value.kind == KernelArg::Kind::kPointer) {
+        Fail("the global '" + name + "' cannot be a buffer");
+      }
+      m->values()[name] = ConstexprOf(value);
+    }
     const ModuleScope::Global* g =
         FindKernel(compilation, m, request.kernel, request.file);
     const py::FunctionDefStmt& def = *g->function;

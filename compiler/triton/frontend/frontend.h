@@ -58,6 +58,11 @@ struct FrontendRequest {
   // Which of an @triton.autotune kernel's configs gives the parameters the
   // arguments leave out (and num_warps), when its configs can be read.
   int autotune_config = 0;
+  // Values of names of the kernel's module that the host knows better than
+  // the file (a Python caller's globals and closure variables: numbers,
+  // strings, None, dtypes). They take precedence over the file's
+  // definitions and may name what the file does not define.
+  std::vector<std::pair<std::string, KernelArg>> globals;
 };
 
 struct FrontendOutput {
