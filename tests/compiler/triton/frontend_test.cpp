@@ -234,5 +234,41 @@ def k(x_ptr, flag, MODE: tl.constexpr):
   EXPECT_TRUE(Has(t, "scf.yield")) << t;
 }
 
+// A Python caller's globals: names the file leaves undefined or defines
+// otherwise (computed at run time, closure variables) take their values.
+TEST(TritonFrontend, GlobalsFromTheHostOverTheFile) {
+  FrontendRequest r;
+  r.file = "kernel.py";
+  r.source =
+      "import triton\nimport triton.language as tl\n"
+      "SCALE = 2.0\n"
+      "@triton.jit\n"
+      "def k(x_ptr):\n"
+      "    offs = tl.arange(0, BLOCK)\n"
+      "    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * SCALE + BIAS)\n";
+  r.kernel = "k";
+  r.args = {{"x_ptr", Ptr("fp32")}};
+  KernelArg scale, bias, block;
+  scale.kind = bias.kind = KernelArg::Kind::kFloat;
+  scale.float_value = 3.5;
+  bias.float_value = -1.0;
+  block.kind = KernelArg::Kind::kInt;
+  block.int_value = 64;
+  r.globals = {{"SCALE", scale}, {"BIAS", bias}, {"BLOCK", block}};
+  auto out = CompileKernel(r);
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const std::string t = Ttir(out.value());
+  EXPECT_TRUE(Has(t, "tt.make_range {end = 64 : i32, start = 0 : i32}")) << t;
+  EXPECT_TRUE(Has(t, "3.500000e+00")) << t;
+  EXPECT_TRUE(Has(t, "-1.000000e+00")) << t;
+  EXPECT_FALSE(Has(t, "2.000000e+00")) << t;
+
+  // Without them BLOCK is unknown, as Python would say.
+  r.globals.clear();
+  auto missing = CompileKernel(r);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(Has(missing.error().message, "BLOCK")) << missing.error().message;
+}
+
 }  // namespace
 }  // namespace mtlemu::triton::frontend
