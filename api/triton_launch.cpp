@@ -72,13 +72,17 @@ Status EncodeTritonLaunch(Device& device, ComputeCommandEncoder& encoder,
                           const TritonLibrary& kernel, MTLSize grid,
                           const std::map<std::string, TritonArgValue>& args,
                           std::shared_ptr<Buffer>* print_log) {
-  Result<std::shared_ptr<Function>> function =
-      kernel.library->newFunction(kernel.kernel.function);
-  if (!function.ok()) return function.error();
-  Result<std::shared_ptr<ComputePipelineState>> pipeline =
-      device.newComputePipelineState(function.value());
-  if (!pipeline.ok()) return pipeline.error();
-  encoder.setComputePipelineState(pipeline.value());
+  std::shared_ptr<ComputePipelineState> pipeline = kernel.pipeline;
+  if (!pipeline) {
+    Result<std::shared_ptr<Function>> function =
+        kernel.library->newFunction(kernel.kernel.function);
+    if (!function.ok()) return function.error();
+    Result<std::shared_ptr<ComputePipelineState>> made =
+        device.newComputePipelineState(function.value());
+    if (!made.ok()) return made.error();
+    pipeline = std::move(made).value();
+  }
+  encoder.setComputePipelineState(pipeline);
   for (const triton::lower::LoweredArg& a : kernel.kernel.args) {
     auto it = args.find(a.name);
     if (it == args.end()) {

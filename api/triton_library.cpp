@@ -120,8 +120,15 @@ Result<TritonLibrary> newLibraryWithTriton(Device& device,
       if (inst.location.file != 0) inst.location.column = 0;
     }
   }
-  return TritonLibrary{std::make_shared<Library>(std::move(module)),
-                       std::move(kernel).value()};
+  auto lib = std::make_shared<Library>(std::move(module));
+  Result<std::shared_ptr<Function>> function =
+      lib->newFunction(kernel.value().function);
+  if (!function.ok()) return function.error();
+  Result<std::shared_ptr<ComputePipelineState>> pipeline =
+      device.newComputePipelineState(function.value());
+  if (!pipeline.ok()) return pipeline.error();
+  return TritonLibrary{std::move(lib), std::move(kernel).value(),
+                       std::move(pipeline).value()};
 }
 
 }  // namespace mtlemu::api

@@ -59,9 +59,12 @@ bool IsTritonFile(const std::string& path);
 // Front end (or TTIR reader) and lowering: the kernel's TTIR and MSL.
 Result<TritonKernel> CompileTriton(const TritonRequest& request);
 
+// A compiled kernel for one device: launch it on the device that made it.
 struct TritonLibrary {
   std::shared_ptr<Library> library;
   TritonKernel kernel;
+  // The kernel's pipeline, made once (decoding the ISA) for every launch.
+  std::shared_ptr<ComputePipelineState> pipeline;
 };
 
 // CompileTriton, then the MSL through the compiler into a Library.

@@ -7,9 +7,18 @@ Buffer::Buffer(std::shared_ptr<emu::DeviceMemory> memory, uint64_t length)
       // Rounded up to 16 bytes so vector accesses of the last element stay
       // in host memory; the mapped length is the exact one.
       bytes_((length + 15) & ~uint64_t{15}, 0),
+      host_(bytes_.data()),
       length_(length),
-      gpu_address_(memory_->Map(bytes_.data(), length,
-                                reinterpret_cast<uint64_t>(this))) {}
+      gpu_address_(
+          memory_->Map(host_, length, reinterpret_cast<uint64_t>(this))) {}
+
+Buffer::Buffer(std::shared_ptr<emu::DeviceMemory> memory, void* bytes,
+               uint64_t length)
+    : memory_(std::move(memory)),
+      host_(static_cast<uint8_t*>(bytes)),
+      length_(length),
+      gpu_address_(
+          memory_->Map(host_, length, reinterpret_cast<uint64_t>(this))) {}
 
 Buffer::~Buffer() { memory_->Unmap(gpu_address_); }
 

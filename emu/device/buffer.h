@@ -15,12 +15,15 @@ class Buffer {
  public:
   // Use Device::newBuffer.
   Buffer(std::shared_ptr<emu::DeviceMemory> memory, uint64_t length);
+  // Use Device::newBufferWithBytesNoCopy: `bytes` stays the caller's.
+  Buffer(std::shared_ptr<emu::DeviceMemory> memory, void* bytes,
+         uint64_t length);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  void* contents() { return bytes_.data(); }
-  const void* contents() const { return bytes_.data(); }
+  void* contents() { return host_; }
+  const void* contents() const { return host_; }
   uint64_t length() const { return length_; }
   uint64_t gpuAddress() const { return gpu_address_; }
   const std::string& label() const { return label_; }
@@ -28,7 +31,8 @@ class Buffer {
 
  private:
   std::shared_ptr<emu::DeviceMemory> memory_;
-  std::vector<uint8_t> bytes_;
+  std::vector<uint8_t> bytes_;  // empty when the memory is the caller's
+  uint8_t* host_;
   uint64_t length_;
   uint64_t gpu_address_;
   std::string label_;

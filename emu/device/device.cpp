@@ -26,12 +26,21 @@ Device::Device(const ChipSpec& chip)
       timing_(*FindChipTiming(chip.name)),
       memory_(std::make_shared<emu::DeviceMemory>()) {}
 
-Result<std::shared_ptr<Buffer>> Device::newBuffer(uint64_t length) {
+namespace {
+
+Status CheckBufferLength(uint64_t length) {
   if (length > MetalLimits::kMaxBufferLength) {
     return Error{"buffer length " + std::to_string(length) +
                  " exceeds the device's maxBufferLength (" +
                  std::to_string(MetalLimits::kMaxBufferLength) + ")"};
   }
+  return {};
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Buffer>> Device::newBuffer(uint64_t length) {
+  if (Status s = CheckBufferLength(length); !s.ok()) return s.error();
   return std::make_shared<Buffer>(memory_, length);
 }
 
@@ -42,6 +51,15 @@ Result<std::shared_ptr<Buffer>> Device::newBuffer(const void* bytes,
     std::memcpy(buffer.value()->contents(), bytes, length);
   }
   return buffer;
+}
+
+Result<std::shared_ptr<Buffer>> Device::newBufferWithBytesNoCopy(
+    void* bytes, uint64_t length) {
+  if (Status s = CheckBufferLength(length); !s.ok()) return s.error();
+  if (bytes == nullptr && length > 0) {
+    return Error{"newBufferWithBytesNoCopy: no memory given"};
+  }
+  return std::make_shared<Buffer>(memory_, bytes, length);
 }
 
 Result<std::shared_ptr<Library>> Device::newLibraryWithISA(

@@ -51,6 +51,12 @@ class Device : public std::enable_shared_from_this<Device> {
   // Zero-filled.
   Result<std::shared_ptr<Buffer>> newBuffer(uint64_t length);
   Result<std::shared_ptr<Buffer>> newBuffer(const void* bytes, uint64_t length);
+  // The caller's memory as a buffer, without a copy (Metal's
+  // newBufferWithBytesNoCopy): kernels read and write `bytes` itself, which
+  // must outlive the buffer. Every access is bounds-checked against
+  // `length`, as for any buffer.
+  Result<std::shared_ptr<Buffer>> newBufferWithBytesNoCopy(void* bytes,
+                                                           uint64_t length);
 
   // A library from ISA text (the assembler's format); errors are the
   // assembler's and verifier's diagnostics, "file:line:col: error: ...".

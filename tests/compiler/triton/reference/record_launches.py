@@ -503,6 +503,49 @@ def corpus(root):
                                                   REVERSE=reverse, num_warps=warps)
     run_case("scans", scans)
 
+    def more():
+        # The corpus kernels the cases above leave out.
+        rows, n, group = 24, 300, 4
+        x = rand(rows, n, seed=70)
+        dy = rand(rows, n, seed=71)
+        w = rand(n, seed=72)
+        mean = x.mean(dim=1)
+        rstd = 1 / torch.sqrt(x.var(dim=1, unbiased=False) + 1e-5)
+        dx = torch.empty_like(x)
+        dw = torch.zeros(group, n, device=DEVICE)
+        db = torch.zeros(group, n, device=DEVICE)
+        lock = torch.zeros(2 * group, dtype=torch.int32, device=DEVICE)
+        cp.layer_norm_bwd_dx_fused[(rows,)](dx, dy, dw, db, x, w, mean, rstd, lock, n, n,
+                                            GROUP_SIZE_M=group, BLOCK_SIZE_N=512)
+        xi = (rand(5000, seed=73, lo=0, hi=16)).to(torch.int32)
+        hist = torch.zeros(16, dtype=torch.int32, device=DEVICE)
+        cp.histogram_kernel[(5,)](xi, hist, 5000, NUM_BINS=16, BLOCK=1024)
+        xr = rand(256, seed=74, lo=-4, hi=4).round()
+        mx = torch.empty(1, device=DEVICE)
+        cnt = torch.empty(1, dtype=torch.int32, device=DEVICE)
+        cp.custom_reduce_kernel[(1,)](xr, mx, cnt, BLOCK=256)
+        xo, yo = rand(16, seed=75), rand(32, seed=76)
+        out = torch.empty(16 * 32, device=DEVICE)
+        cp.outer_kernel[(1,)](xo, yo, out, M=16, N=32)
+        a = (rand(100, seed=77, lo=-50, hi=50)).to(torch.int32)
+        b = (rand(100, seed=78, lo=1, hi=9)).to(torch.int32) * torch.where(
+            rand(100, seed=79) > 0, 1, -1).to(torch.int32)
+        q, r = torch.empty_like(a), torch.empty_like(a)
+        cp.int_div_mod_kernel[(1,)](a, b, q, r, 100, BLOCK=128)
+        xe = torch.full((1000,), -1.0, device=DEVICE)
+        cp.early_exit_kernel[(8,)](xe, 1000, BLOCK=256)
+        triton.set_allocator(lambda size, align, stream: torch.empty(
+            size, dtype=torch.int8, device=DEVICE))
+        m2, n2 = 64, 96
+        da, dbb = rand(m2, n2, seed=80), rand(m2, n2, seed=81)
+        do = torch.empty(m2, n2, device=DEVICE)
+        cp.descriptor_add_kernel[(m2 // 32, n2 // 32)](da, dbb, do, m2, n2,
+                                                     BLOCK_M=32, BLOCK_N=32)
+        xf = rand(128, seed=82)
+        of = torch.empty_like(xf)
+        cp.flip_kernel[(1,)](xf, of, N=128)
+    run_case("more", more)
+
 
 def main():
     global OUT, ONLY

@@ -1,0 +1,52 @@
+"""triton_metal standing in for triton: after install(), `import triton`,
+`import triton.language as tl`, `from triton.language.extra import
+libdevice`, `triton.testing`, `triton.runtime.driver` resolve to this
+package, so that a Triton script runs unmodified (`python3 -m triton_metal
+run script.py` calls install() first). Triton modules this package does not
+have fail to import with a message naming them."""
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+
+class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds triton.X as triton_metal.X."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "triton" and not fullname.startswith("triton."):
+            return None
+        real = "triton_metal" + fullname[len("triton"):]
+        if importlib.util.find_spec(real) is None:
+            raise ImportError(
+                f"No module named '{fullname}': triton_metal stands in for "
+                f"triton here and has no '{real}'")
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        real = "triton_metal" + spec.name[len("triton"):]
+        return importlib.import_module(real)
+
+    def exec_module(self, module):
+        pass
+
+
+_installed = False
+
+
+def install():
+    """Makes `triton` mean triton_metal in this process (and patches what
+    CPU-only torch lacks that Triton scripts call: torch.cuda.synchronize)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    if "triton" in sys.modules and not sys.modules["triton"].__name__.startswith("triton_metal"):
+        raise RuntimeError("the real triton is already imported in this process")
+    sys.meta_path.insert(0, _Alias())
+    try:
+        import torch
+    except ImportError:
+        return
+    if not torch.cuda.is_available():
+        torch.cuda.synchronize = lambda *a, **k: None

@@ -1,0 +1,2 @@
+"""The hip spelling of `tl.extra.libdevice`."""
+from . import libdevice  # noqa: F401

@@ -1,0 +1,159 @@
+"""Kernel arguments from Python values: NumPy arrays and torch tensors are
+pointers to their own memory (no copy; a strided view is passed as the
+span of memory it covers, so the kernel sees the bytes and strides a GPU
+would); numbers are typed as Triton types them."""
+from ..language import core as tlc
+
+_NUMPY_DTYPES = {
+    "float32": "fp32", "float16": "fp16", "int32": "int32", "int64": "int64",
+    "int16": "int16", "int8": "int8", "uint8": "uint8", "uint16": "uint16",
+    "uint32": "uint32", "uint64": "uint64", "bool": "int1",
+}
+_TORCH_DTYPES = {
+    "torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16",
+    "torch.int32": "int32", "torch.int64": "int64", "torch.int16": "int16",
+    "torch.int8": "int8", "torch.uint8": "uint8", "torch.bool": "int1",
+    "torch.uint16": "uint16", "torch.uint32": "uint32", "torch.uint64": "uint64",
+}
+# What Apple GPUs cannot hold, and what to do instead.
+_UNSUPPORTED = {
+    "float64": "Apple GPUs have no float64; convert it to float32 first",
+    "torch.float64": "Apple GPUs have no float64; convert it to float32 first",
+    "complex64": "complex numbers are not a Triton type",
+    "complex128": "complex numbers are not a Triton type",
+    "torch.complex64": "complex numbers are not a Triton type",
+    "torch.complex128": "complex numbers are not a Triton type",
+}
+
+_INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+_INT64_MIN, _UINT64_MAX = -(2 ** 63), 2 ** 64 - 1
+
+
+class Pointer:
+    """A pointer argument: the memory span [start, start + nbytes) and the
+    kernel's pointer, `offset` bytes into it."""
+    __slots__ = ("dtype", "start", "nbytes", "offset", "owner")
+
+    def __init__(self, dtype, start, nbytes, offset, owner):
+        self.dtype = dtype
+        self.start = start
+        self.nbytes = nbytes
+        self.offset = offset
+        self.owner = owner  # keeps the memory alive during the launch
+
+
+def _span(data, shape, strides, itemsize):
+    """(start, nbytes, offset of `data`) of the memory a strided view
+    covers."""
+    lo = hi = 0
+    for n, st in zip(shape, strides):
+        if n == 0:
+            return data, 0, 0
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    return data + lo, hi - lo + itemsize, -lo
+
+
+_numpy_dtype_cache = {}
+
+
+def _numpy_pointer(name, a):
+    dtype = _numpy_dtype_cache.get(a.dtype)
+    if dtype is None:
+        key = a.dtype.name
+        dtype = _NUMPY_DTYPES.get(key)
+        if dtype is None or a.dtype.byteorder == ">":
+            why = _UNSUPPORTED.get(key, "not a type Triton kernels take")
+            if dtype is not None:
+                why = "big-endian data; use a native (little-endian) array"
+            raise TypeError(f"argument '{name}': a NumPy array of {key}: {why}")
+        _numpy_dtype_cache[a.dtype] = dtype
+    data = a.__array_interface__["data"][0]
+    if a.flags.c_contiguous:
+        return Pointer(dtype, data, a.nbytes, 0, a)
+    start, nbytes, offset = _span(data, a.shape, a.strides, a.itemsize)
+    return Pointer(dtype, start, nbytes, offset, a)
+
+
+def _torch_pointer(name, t):
+    key = str(t.dtype)
+    dtype = _TORCH_DTYPES.get(key)
+    if dtype is None:
+        why = _UNSUPPORTED.get(key, "not a type Triton kernels take")
+        raise TypeError(f"argument '{name}': a tensor of {key}: {why}")
+    if t.device.type != "cpu":
+        raise TypeError(
+            f"argument '{name}': a tensor on {t.device}; triton_metal runs "
+            "kernels on tensors in host memory (device='cpu')")
+    size = t.element_size()
+    strides = [s * size for s in t.stride()]
+    start, nbytes, offset = _span(t.data_ptr(), t.shape, strides, size)
+    return Pointer(dtype, start, nbytes, offset, t)
+
+
+def classify(name, value):
+    """What a launch passes for `value`: a Pointer, or (kind, value) with
+    kind "int", "float", "bool", "none", "str", "dtype" (and the value as
+    the C++ front end takes it). TypeError for what a kernel cannot take."""
+    t = type(value)
+    if t is bool:
+        return ("bool", value)
+    if t is int:
+        if not _INT64_MIN <= value <= _UINT64_MAX:
+            raise TypeError(f"argument '{name}': {value} does not fit in 64 bits")
+        return ("int", value)
+    if t is float:
+        return ("float", value)
+    if value is None:
+        return ("none", None)
+    if t is str:
+        return ("str", value)
+    if isinstance(value, tlc.constexpr):
+        return classify(name, value.value)
+    if isinstance(value, tlc.dtype):
+        return ("dtype", value.name)
+    module = t.__module__
+    if module == "numpy":
+        if hasattr(value, "__array_interface__") and t.__name__ == "ndarray":
+            return _numpy_pointer(name, value)
+        import numpy as np
+        if isinstance(value, np.bool_):
+            return ("bool", bool(value))
+        if isinstance(value, np.integer):
+            return classify(name, int(value))
+        if isinstance(value, np.floating):
+            if isinstance(value, np.float64):
+                return ("float", float(value))
+            return ("float", float(value))
+        if isinstance(value, np.dtype):
+            return classify(name, value.type)
+    if module.startswith("torch"):
+        if hasattr(value, "data_ptr"):
+            return _torch_pointer(name, value)
+        key = str(value)
+        if key in _TORCH_DTYPES:
+            return ("dtype", _TORCH_DTYPES[key])
+    if isinstance(value, type) and value.__module__ == "numpy":
+        import numpy as np
+        key = np.dtype(value).name
+        if key in _NUMPY_DTYPES:
+            return ("dtype", _NUMPY_DTYPES[key])
+    if hasattr(value, "__array_interface__"):
+        import numpy as np
+        return _numpy_pointer(name, np.asarray(value))
+    raise TypeError(
+        f"argument '{name}': a {t.__module__}.{t.__name__} is not something "
+        "a Triton kernel takes (give an array, a tensor, a number, a bool, "
+        "None, a string or a dtype)")
+
+
+def specialization(kind, value):
+    """The part of a compiled kernel's cache key a non-constexpr argument
+    decides, as Triton specializes: integers equal to 1 or divisible by 16,
+    and their width."""
+    if kind == "int":
+        return ("int", value == 1, value % 16 == 0,
+                _INT32_MIN <= value <= _INT32_MAX)
+    return (kind,)

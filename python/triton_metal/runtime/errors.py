@@ -1,0 +1,20 @@
+"""The exceptions triton_metal raises."""
+from .. import _core
+
+# A kernel that does not compile: the message names file:line:col, with the
+# source line, as Triton's CompilationError does.
+CompilationError = _core.CompilationError
+
+
+class KernelError(RuntimeError):
+    """A launch that failed on the emulated GPU: an out-of-bounds access
+    (the message names the kernel's Python line, the thread and the
+    buffer), a failed tl.device_assert, a timeout."""
+
+    def __init__(self, message, kind="fault"):
+        super().__init__(message)
+        self.kind = kind
+
+
+class OutOfResources(CompilationError):
+    pass

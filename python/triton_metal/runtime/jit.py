@@ -1,0 +1,359 @@
+"""`@triton_metal.jit`: a kernel's source goes to mtlemu's C++ front end
+(compiled once per specialization, per chip), and `kernel[grid](...)`
+launches it on the emulated GPU over the caller's arrays and tensors."""
+import ast
+import functools
+import inspect
+import json
+import linecache
+import os
+import sys
+import textwrap
+import threading
+import types
+
+from .. import _core
+from ..language import core as tlc
+from . import arguments
+from . import device as _device
+from .errors import KernelError
+
+_MISSING = object()
+
+# Launch options Triton takes that mean nothing on an Apple GPU.
+IGNORED_OPTIONS = (
+    "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "enable_fp_fusion",
+    "matrix_instr_nonkdim", "kpack", "launch_cooperative_grid", "launch_pdl",
+    "num_buffers_warp_spec", "num_consumer_groups", "reg_dec_producer",
+    "reg_inc_consumer", "debug", "sanitize_overflow", "instrumentation_mode",
+    "allowed_dot_input_precisions", "extern_libs", "cluster_dims",
+)
+
+
+def debug_enabled():
+    return os.environ.get("TRITON_METAL_DEBUG", "") not in ("", "0")
+
+
+def _debug(text):
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+class _Bench(threading.local):
+    """While do_bench runs: launches are timed, and their simulated times
+    collected here."""
+
+    def __init__(self):
+        self.active = False
+        self.microseconds = []
+
+
+bench = _Bench()
+
+
+class CompiledKernel:
+    """One specialization of a kernel, as Triton's CompiledKernel: `asm`
+    (ttir, msl, isa), `n_regs`, `metadata.shared`."""
+
+    def __init__(self, core_kernel, name, num_warps):
+        self._kernel = core_kernel
+        self.name = name
+        self.asm = {"ttir": core_kernel.ttir, "msl": core_kernel.msl,
+                    "isa": core_kernel.isa, "layouts": core_kernel.layouts}
+        self.n_regs = core_kernel.n_regs
+        self.n_spills = 0
+        self.metadata = types.SimpleNamespace(
+            name=name, num_warps=num_warps, num_stages=1, num_ctas=1,
+            shared=core_kernel.shared, target="metal")
+        self.packed_metadata = self.metadata
+        self.function = core_kernel.function
+
+    def _init_handles(self):
+        pass
+
+
+class KernelInterface:
+    def __getitem__(self, grid):
+        """kernel[grid](*args, **kwargs): a launch over `grid` programs (a
+        tuple, or a function of the arguments and meta-parameters)."""
+        return functools.partial(self.run, grid=grid, warmup=False)
+
+
+def _nested_source(fn, file, text=None):
+    """For a function defined inside another: the file's text with the
+    enclosing top-level statement blanked but for this function (and the
+    other functions defined there), dedented in place, so that line numbers
+    stay the file's."""
+    if text is None:
+        with open(file, encoding="utf-8") as f:
+            text = f.read()
+    lines = text.split("\n")
+    tree = ast.parse("\n".join(lines))
+    first = fn.__code__.co_firstlineno
+    for stmt in tree.body:
+        start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+        if start <= first <= stmt.end_lineno:
+            inner = [n for n in ast.walk(stmt)
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not stmt]
+            keep = {}
+            for node in inner:
+                top = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                block = lines[top - 1:node.end_lineno]
+                for i, text in enumerate(textwrap.dedent("\n".join(block)).split("\n")):
+                    keep.setdefault(top + i, text)
+            for line in range(start, stmt.end_lineno + 1):
+                lines[line - 1] = keep.get(line, "")
+            # Functions nested in functions nested here: keep only the
+            # outermost (their bodies are part of it already).
+            return "\n".join(lines)
+    return None
+
+
+def _referenced_names(code):
+    names = set(code.co_names) | set(code.co_freevars)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _referenced_names(c)
+    return names
+
+
+class JITFunction(KernelInterface):
+    """A @triton_metal.jit function."""
+
+    def __init__(self, fn, version=None, do_not_specialize=None,
+                 do_not_specialize_on_alignment=None, debug=None,
+                 noinline=None, repr=None, launch_metadata=None):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__module__ = fn.__module__
+        self.__doc__ = fn.__doc__
+        self.__globals__ = fn.__globals__
+        self.signature = inspect.signature(fn)
+        self.arg_names = list(self.signature.parameters)
+        self.constexprs = [
+            i for i, p in enumerate(self.signature.parameters.values())
+            if self._is_constexpr_annotation(p.annotation)]
+        self.do_not_specialize = set(do_not_specialize or ())
+        params = self.signature.parameters.values()
+        self._param_set = set(self.arg_names)
+        self._defaults = [(p.name, p.default) for p in params
+                          if p.default is not inspect.Parameter.empty]
+        self._has_varargs = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                                for p in params)
+        self.noinline = noinline
+        self._lock = threading.Lock()
+        self._cache = {}
+        self._source_info = None
+        self._global_names = None
+
+    @staticmethod
+    def _is_constexpr_annotation(a):
+        if a is tlc.constexpr or isinstance(a, tlc.constexpr):
+            return True
+        return isinstance(a, str) and a.split(".")[-1] == "constexpr"
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            f"{self.__name__} is a @jit function: call it from another "
+            "kernel, or launch it with kernel[grid](...)")
+
+    def __repr__(self):
+        return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+    # --- where the source is ---------------------------------------------------
+
+    def _source(self):
+        """(file, text or None, module paths) for the C++ front end."""
+        if self._source_info is None:
+            raw = self.fn.__code__.co_filename
+            file = os.path.abspath(raw)
+            text = None
+            if not os.path.isfile(file):
+                # Source that lives only in memory (exec, an interactive
+                # session): linecache has it, or nothing does.
+                lines = linecache.getlines(raw)
+                if not lines:
+                    raise TypeError(
+                        f"{self.__name__}: @jit needs the kernel's source, and "
+                        f"'{raw}' is not a file Python kept the lines of")
+                text, file = "".join(lines), raw
+            if "<locals>" in self.__qualname__:
+                text = _nested_source(self.fn, file, text)
+            paths = [os.path.dirname(file)]
+            paths += [p for p in sys.path if p and os.path.isdir(p) and p not in paths]
+            self._source_info = (file, text, paths)
+        return self._source_info
+
+    def _globals(self):
+        """The simple values (numbers, strings, None, dtypes, constexprs) of
+        the names this kernel, and the jit functions it calls, read from
+        their globals and closures: they may differ from what the file says
+        (computed at run time, closure variables)."""
+        if self._global_names is None:
+            self._global_names = self._find_global_names()
+        out = []
+        for name, scope in self._global_names:
+            v = scope.cell_contents if isinstance(scope, types.CellType) else scope.get(name, _MISSING)
+            if v is _MISSING:
+                continue
+            if v is None or isinstance(v, (bool, int, float, str, tlc.constexpr, tlc.dtype)):
+                try:
+                    out.append((name,) + arguments.classify(name, v))
+                except TypeError:
+                    continue
+        return out
+
+    def _find_global_names(self):
+        """(name, dict or closure cell) for every name this kernel and the
+        jit functions it reaches refer to."""
+        seen, found, todo = set(), [], [self]
+        while todo:
+            f = todo.pop()
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            code = f.fn.__code__
+            cells = dict(zip(code.co_freevars, f.fn.__closure__ or ()))
+            for name in sorted(_referenced_names(code)):
+                if name in cells:
+                    scope = cells[name]
+                    try:
+                        value = scope.cell_contents
+                    except ValueError:  # not yet assigned
+                        continue
+                elif name in f.fn.__globals__:
+                    scope = f.fn.__globals__
+                    value = scope[name]
+                else:
+                    continue
+                found.append((name, scope))
+                callee = value.fn if hasattr(value, "fn") and isinstance(value.fn, JITFunction) else value
+                if isinstance(callee, JITFunction):
+                    todo.append(callee)
+        return found
+
+    # --- compile and launch -----------------------------------------------------
+
+    def _bind(self, args, kwargs):
+        """{parameter: value} in the signature's order, defaults filled."""
+        names = self.arg_names
+        if len(args) <= len(names) and not self._has_varargs:
+            values = dict(zip(names, args))
+            for k, v in kwargs.items():
+                if k not in self._param_set or k in values:
+                    break
+                values[k] = v
+            else:
+                if len(values) == len(names):
+                    return values if not kwargs else {k: values[k] for k in names}
+                for k, d in self._defaults:
+                    if k not in values:
+                        values[k] = d
+                if len(values) == len(names):
+                    return {k: values[k] for k in names}
+        try:  # the slow path, for its messages (and *args, **kwargs)
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}(): {e}") from None
+        bound.apply_defaults()
+        return bound.arguments
+
+    def run(self, *args, grid, warmup, **kwargs):
+        num_warps = kwargs.pop("num_warps", None)
+        ignored = [k for k in IGNORED_OPTIONS if k in kwargs]
+        for k in ignored:
+            kwargs.pop(k)
+        if ignored and debug_enabled():
+            _debug(f"triton_metal: {self.__name__}: {', '.join(ignored)} "
+                   "ignored (no meaning on Apple GPUs)")
+        values = self._bind(args, kwargs)
+        device = _device.current_device()
+        classified = {}
+        key = [device.chip, num_warps]
+        for i, (name, value) in enumerate(values.items()):
+            c = arguments.classify(name, value)
+            classified[name] = c
+            if i in self.constexprs:
+                if isinstance(c, arguments.Pointer):
+                    raise TypeError(f"argument '{name}' is a tl.constexpr; "
+                                    "an array cannot be one")
+                key.append(("constexpr", c))
+            elif isinstance(c, arguments.Pointer):
+                key.append(("ptr", c.dtype))
+            else:
+                key.append(arguments.specialization(*c))
+        globals_ = self._globals()
+        key.append(tuple(globals_))
+        key = tuple(key)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._compile(device, classified, globals_, num_warps)
+            with self._lock:
+                self._cache[key] = compiled
+        if warmup:
+            return compiled
+        if callable(grid):
+            grid = grid(dict(values))
+        grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+        self._launch(device, compiled, grid, classified)
+        return compiled
+
+    def warmup(self, *args, grid, **kwargs):
+        """Compiles for these arguments without launching; the
+        CompiledKernel (asm, n_regs, metadata)."""
+        return self.run(*args, grid=grid, warmup=True, **kwargs)
+
+    def _compile(self, device, classified, globals_, num_warps):
+        file, text, paths = self._source()
+        args = []
+        for name, c in classified.items():
+            if isinstance(c, arguments.Pointer):
+                args.append((name, "ptr", c.dtype))
+            else:
+                args.append((name, c[0], c[1]))
+        core = _core.compile(device, file, text, self.__name__, args, globals_,
+                             paths, num_warps)
+        compiled = CompiledKernel(core, self.__name__,
+                                  core.threads_per_threadgroup // 32)
+        for m in core.messages:
+            print(m)
+        if debug_enabled():
+            for stage in ("ttir", "msl", "isa"):
+                _debug(f"--- {self.__name__}: {stage} ---\n{compiled.asm[stage]}")
+        return compiled
+
+    def _launch(self, device, compiled, grid, classified):
+        launch_args = []
+        for name, c in classified.items():
+            if isinstance(c, arguments.Pointer):
+                launch_args.append((name, (c.start, c.nbytes, c.offset)))
+            else:
+                launch_args.append((name, c[1] if c[0] != "dtype" else None))
+        timed = bench.active
+        try:
+            report = _core.launch(device, compiled._kernel, grid, launch_args,
+                                  timing=timed)
+        except _core.LaunchError as e:
+            for line in getattr(e, "printed", []):
+                print(line)
+            raise KernelError(str(e), getattr(e, "kind", "fault")) from None
+        for line in report["printed"]:
+            print(line)
+        if timed and "timing_json" in report:
+            bench.microseconds.append(json.loads(report["timing_json"])["time_us"])
+        if debug_enabled():
+            _debug(f"triton_metal: {self.__name__}[{grid}] on {device.name}: "
+                   f"{report['instructions']} SIMD-group instructions, "
+                   f"{report['seconds'] * 1e3:.3f} ms to emulate")
+
+
+def jit(fn=None, *, version=None, repr=None, launch_metadata=None,
+        do_not_specialize=None, do_not_specialize_on_alignment=None,
+        debug=None, noinline=None):
+    """@triton_metal.jit, or @triton_metal.jit(do_not_specialize=[...])."""
+    def decorator(f):
+        return JITFunction(f, version=version, do_not_specialize=do_not_specialize,
+                           do_not_specialize_on_alignment=do_not_specialize_on_alignment,
+                           debug=debug, noinline=noinline, repr=repr,
+                           launch_metadata=launch_metadata)
+    return decorator(fn) if fn is not None else decorator
