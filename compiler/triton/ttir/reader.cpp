@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,12 @@ class Reader : public TextParser {
     if (v == nullptr) {
       std::string shown = "%" + ref.name;
       if (ref.index >= 0) shown += "#" + std::to_string(ref.index);
+      if (body_names_.count(ref.name)) {
+        return Fail(ref.pos, "'" + shown +
+                                 "' is not defined on every path that "
+                                 "reaches this use (its block does not "
+                                 "dominate it)");
+      }
       return Fail(ref.pos, "use of undefined value '" + shown + "'");
     }
     if (expected != nullptr && v->type() != expected) {
@@ -298,7 +305,7 @@ class Reader : public TextParser {
       ok = ok && Define(a.ref.name, {v}, a.ref.pos);
       pending_args_.push_back({f, static_cast<int>(k), a.loc, made_up});
     }
-    ok = ok && ParseRegion(f->body(), {}, false);
+    ok = ok && ParseBody(f);
     scopes_.swap(outer);
     if (!ok) return false;
     int loc = -1;
@@ -348,6 +355,444 @@ class Reader : public TextParser {
     scopes_.pop_back();
     --depth_;
     return ok;
+  }
+
+  // --- a function body: blocks and branches ---------------------------------
+  //
+  // A body may hold several blocks that end in cf.br and cf.cond_br (Triton
+  // prints a `return` inside an `if` that way). The IR has no blocks and no
+  // branches, so the body is read twice. Pass 1 reads every block in text
+  // order, with every value of the body in one scope: it checks the syntax,
+  // the names and the types, and notes where each block's ops and
+  // terminator are and where its branches go. If the entry block ends in a
+  // branch, pass 2 reads the blocks again, walking the (acyclic) graph from
+  // the entry: a cf.br goes on with its destination's ops in the same
+  // block, its arguments standing for the branch's operands; a cf.cond_br
+  // becomes an scf.if whose regions hold what each destination leads to,
+  // every path ending in tt.return (scf.yield of the returned values inside
+  // the scf.if, whose results the function then returns). A block reached
+  // on several paths is read once for each; on each path only the values
+  // defined along it are visible, which is dominance.
+
+  // A branch's destination as written: "^bb3(%7, %8 : i32, f32)".
+  struct Successor {
+    std::string label;
+    size_t pos = 0;  // the '^'
+    std::vector<ValueRef> refs;
+    std::vector<const Type*> types;
+    int target = -1;  // the block's index, once every label is known
+  };
+
+  // One block of a function body, as pass 1 found it.
+  struct BlockText {
+    std::string label;  // empty for the entry block
+    size_t pos = 0;     // the label ('{' for the entry block)
+    size_t ops = 0;     // its first operation
+    size_t term = 0;    // its terminator
+    size_t end = 0;     // after its terminator
+    std::vector<ValueRef> arg_names;
+    std::vector<const Type*> arg_types;
+    bool terminated = false;
+    // A cf.br (one successor) or cf.cond_br (two) ends it.
+    bool branch = false;
+    ValueRef cond;
+    std::vector<Successor> succs;
+    int loc = -1;                    // the branch's
+    std::unique_ptr<Block> scratch;  // pass 1's arguments and ops
+    int state = 0;  // the walk for loops: 0 new, 1 on the path, 2 done
+  };
+
+  std::string BlockName(const BlockText& b) const {
+    return b.label.empty() ? std::string("the entry block") : "^" + b.label;
+  }
+
+  // Where the pending lists stand, to forget what pass 1 added.
+  struct PendingMarks {
+    size_t ops = 0;
+    size_t values = 0;
+  };
+  PendingMarks Mark() const {
+    return {pending_ops_.size(), pending_values_.size()};
+  }
+  // Drops the pending entries after `m` (their ops are thrown away), but
+  // still checks their locations.
+  void Forget(PendingMarks m) {
+    for (size_t k = m.ops; k < pending_ops_.size(); ++k) {
+      checked_locs_.push_back(pending_ops_[k].loc);
+    }
+    for (size_t k = m.values; k < pending_values_.size(); ++k) {
+      checked_locs_.push_back(pending_values_[k].loc);
+    }
+    pending_ops_.erase(pending_ops_.begin() + static_cast<ptrdiff_t>(m.ops),
+                       pending_ops_.end());
+    pending_values_.erase(
+        pending_values_.begin() + static_cast<ptrdiff_t>(m.values),
+        pending_values_.end());
+  }
+
+  // "^bb3" at the cursor: the label without '^'.
+  bool ParseLabel(std::string* label) {
+    if (!Expect('^', "before a block label")) return false;
+    label->clear();
+    while (IsSsaChar(Raw())) *label += text_[pos_++];
+    if (label->empty()) return Fail(Here(), "expected a block label");
+    return true;
+  }
+
+  // "{ blocks }" of function `f`, whose arguments are defined.
+  bool ParseBody(ir::Function* f) {
+    const size_t open = Here();
+    if (!Expect('{', "to open a region")) return false;
+    if (++depth_ > kMaxDepth) return Fail(open, "regions nested too deep");
+    const PendingMarks start = Mark();
+    PendingMarks entry_end;
+    std::vector<BlockText> blocks(1);
+    blocks[0].pos = open;
+    blocks[0].ops = Here();
+    std::map<std::string, int> labels;
+    Block* into = f->body();
+    scopes_.emplace_back();  // pass 1: the values of every block
+    bool ok = true;
+    while (ok) {
+      const size_t at = Here();
+      if (at >= text_.size()) {
+        ok = Fail(
+            at, "unterminated region: no '}' for the '{' at " + LineCol(open));
+        break;
+      }
+      BlockText& current = blocks.back();
+      if (Peek() == '^' && blocks.size() == 1 && at == current.ops) {
+        ok = Fail(at, "a block label is not allowed here");
+        break;
+      }
+      if (Peek() == '}' || Peek() == '^') {
+        if (!current.terminated && (blocks.size() > 1 || Peek() == '^')) {
+          ok = Fail(at, BlockName(current) +
+                            " does not end in tt.return, cf.br or "
+                            "cf.cond_br");
+          break;
+        }
+        if (blocks.size() == 1) entry_end = Mark();
+        if (Try('}')) break;
+        ok = ParseLabelHeader(&blocks, &labels);
+        into = blocks.back().scratch.get();
+        continue;
+      }
+      if (current.terminated) {
+        ok = Fail(at,
+                  "an operation after the terminator of " + BlockName(current));
+        break;
+      }
+      current.term = at;
+      const std::string_view word = PeekWord();
+      if (word == "cf.br" || word == "cf.cond_br") {
+        ok = ParseBranch(&current);
+        current.terminated = true;
+      } else {
+        ok = ParseOperation(into);
+        current.terminated = ok && into->back() != nullptr &&
+                             into->back()->code() == OpCode::kReturn;
+      }
+      current.end = Here();
+    }
+    // Every value of the body, for pass 2's messages.
+    std::unordered_map<std::string, std::vector<Value*>> pass1;
+    pass1.swap(scopes_.back());
+    scopes_.pop_back();
+    ok = ok && LinkBlocks(&blocks, labels);
+    if (ok && !blocks[0].branch) {
+      // One block (any others are unreachable and dropped).
+      if (blocks.size() > 1) Forget(entry_end);
+    } else if (ok) {
+      ok = CheckAcyclic(&blocks);
+      if (ok) {
+        Forget(start);
+        // Pass 1's ops go only after pass 2 (values may point at them).
+        std::vector<std::unique_ptr<Operation>> pass1_ops =
+            f->body()->TakeAll();
+        for (const auto& [name, values] : pass1) body_names_.insert(name);
+        copied_ = 0;
+        copy_budget_ = 16 * (Here() - open) + (size_t{1} << 20);
+        const size_t close = pos_;
+        ok = EmitBlocks(&blocks, f, 0, {}, f->body(), false);
+        body_names_.clear();
+        pos_ = close;
+      }
+    }
+    --depth_;
+    return ok;
+  }
+
+  // "^bb3(%a: i32 loc(...), %b: f32):" after a block: a new block.
+  bool ParseLabelHeader(std::vector<BlockText>* blocks,
+                        std::map<std::string, int>* labels) {
+    BlockText b;
+    b.pos = Here();
+    if (!ParseLabel(&b.label)) return false;
+    if (labels->count(b.label)) {
+      return Fail(b.pos, "redefinition of block '^" + b.label + "'");
+    }
+    b.scratch = std::make_unique<Block>();
+    if (Try('(') && !Try(')')) {
+      do {
+        ValueRef ref;
+        const Type* t = nullptr;
+        int loc = -1;
+        if (!ParseValueRef(&ref) || !Expect(':', "after a block argument") ||
+            !ParseType(&t) || !TryLoc(&loc)) {
+          return false;
+        }
+        if (loc >= 0) checked_locs_.push_back(loc);
+        if (!DefineArg(b.scratch->add_arg(t), ref, -1)) return false;
+        b.arg_names.push_back(ref);
+        b.arg_types.push_back(t);
+      } while (Try(','));
+      if (!Expect(')', "to close the block arguments")) return false;
+    }
+    if (!Expect(':', "after the block label")) return false;
+    b.ops = Here();
+    labels->emplace(b.label, static_cast<int>(blocks->size()));
+    blocks->push_back(std::move(b));
+    return true;
+  }
+
+  // "cf.br ^bb3(%a : i32)" or "cf.cond_br %c, ^bb1, ^bb2(%a : i32)", with
+  // an optional {attrs} (ignored) and loc.
+  bool ParseBranch(BlockText* b) {
+    std::string name;
+    if (!ParseWord(&name, "a branch")) return false;
+    b->branch = true;
+    const bool cond = name == "cf.cond_br";
+    if (cond) {
+      Value* ignored = nullptr;
+      if (!ParseValueRef(&b->cond) || !Resolve(b->cond, Type::I1(), &ignored) ||
+          !Expect(',', "after cf.cond_br's condition")) {
+        return false;
+      }
+    }
+    for (int k = 0; k < (cond ? 2 : 1); ++k) {
+      if (k > 0 && !Expect(',', "between cf.cond_br's destinations")) {
+        return false;
+      }
+      Successor s;
+      s.pos = Here();
+      if (!ParseLabel(&s.label)) return false;
+      if (Raw() == '(') {
+        ++pos_;
+        if (!ParseValueRefs(&s.refs)) return false;
+        if (s.refs.empty()) {
+          return Fail(Here(), "expected the branch's operands" + Found());
+        }
+        if (!Expect(':', "before the branch operands' types") ||
+            !ParseTypeList(&s.types) ||
+            !Expect(')', "to close the branch's operands")) {
+          return false;
+        }
+        if (s.refs.size() != s.types.size()) {
+          return Fail(s.pos, "the branch to ^" + s.label + " has " +
+                                 std::to_string(s.refs.size()) +
+                                 " operands but " +
+                                 std::to_string(s.types.size()) + " types");
+        }
+        for (size_t j = 0; j < s.refs.size(); ++j) {
+          Value* ignored = nullptr;
+          if (!Resolve(s.refs[j], s.types[j], &ignored)) return false;
+        }
+      }
+      b->succs.push_back(std::move(s));
+    }
+    if (Peek() == '{') {
+      std::map<std::string, Attribute> ignored;
+      if (!ParseAttrDict(&ignored)) return false;
+    }
+    return TryLoc(&b->loc);
+  }
+
+  // Each branch's destination: a block that exists and takes what the
+  // branch passes.
+  bool LinkBlocks(std::vector<BlockText>* blocks,
+                  const std::map<std::string, int>& labels) {
+    for (BlockText& b : *blocks) {
+      for (Successor& s : b.succs) {
+        auto it = labels.find(s.label);
+        if (it == labels.end()) {
+          return Fail(s.pos, "branch to an undefined block '^" + s.label + "'");
+        }
+        s.target = it->second;
+        const BlockText& to = (*blocks)[it->second];
+        if (s.refs.size() != to.arg_types.size()) {
+          const size_t n = to.arg_types.size();
+          return Fail(s.pos, "^" + s.label + " takes " + std::to_string(n) +
+                                 " argument" + (n == 1 ? "" : "s") +
+                                 ", but the branch passes " +
+                                 std::to_string(s.refs.size()));
+        }
+        for (size_t k = 0; k < s.refs.size(); ++k) {
+          if (s.types[k] != to.arg_types[k]) {
+            return Fail(s.refs[k].pos,
+                        "'%" + s.refs[k].name + "' is passed as " +
+                            TypeText(s.types[k]) + " to ^" + s.label +
+                            "'s argument of type " + TypeText(to.arg_types[k]));
+          }
+        }
+      }
+    }
+    return true;
+  }
+
+  // No path from the entry comes back to a block on it.
+  bool CheckAcyclic(std::vector<BlockText>* blocks) {
+    // A depth-first walk without recursion: (block, next successor).
+    std::vector<std::pair<int, size_t>> stack = {{0, 0}};
+    (*blocks)[0].state = 1;
+    while (!stack.empty()) {
+      auto& [index, next] = stack.back();
+      BlockText& b = (*blocks)[index];
+      if (next == b.succs.size()) {
+        b.state = 2;
+        stack.pop_back();
+        continue;
+      }
+      const Successor& s = b.succs[next++];
+      BlockText& to = (*blocks)[s.target];
+      if (to.state == 1) {
+        return Fail(s.pos, "the branch to ^" + s.label +
+                               " closes a loop: unstructured loops are not "
+                               "supported");
+      }
+      if (to.state == 0) {
+        to.state = 1;
+        stack.push_back({s.target, 0});
+      }
+    }
+    return true;
+  }
+
+  // Pass 2: block `index` of function `f`, its arguments standing for
+  // `args`, and what its branches lead to, into `out`; `nested` inside an
+  // scf.if made from a cf.cond_br.
+  bool EmitBlocks(std::vector<BlockText>* blocks, ir::Function* f, int index,
+                  std::vector<Value*> args, Block* out, bool nested) {
+    size_t pushed = 0;
+    bool ok = true;
+    while (ok) {
+      const BlockText& b = (*blocks)[index];
+      copied_ += b.end - b.ops + 1;
+      if (copied_ > copy_budget_) {
+        ok = Fail(b.pos, "the branches join too often: " + BlockName(b) +
+                             " would be copied onto too many paths");
+        break;
+      }
+      scopes_.emplace_back();
+      ++pushed;
+      for (size_t k = 0; k < args.size() && ok; ++k) {
+        ok = Define(b.arg_names[k].name, {args[k]}, b.arg_names[k].pos);
+      }
+      pos_ = b.ops;
+      while (ok && Here() < b.term) ok = ParseOperation(out);
+      if (!ok) break;
+      if (!b.branch) {
+        pos_ = b.term;
+        ok = ParseOperation(out) && (!nested || ReturnToYield(f, b, out));
+        break;
+      }
+      if (b.succs.size() == 1) {
+        const Successor& s = b.succs[0];
+        std::vector<Value*> passed;
+        ok = ResolveSuccessor(s, &passed);
+        index = s.target;
+        args = std::move(passed);
+        continue;
+      }
+      ok = EmitIf(blocks, f, b, out, nested);
+      break;
+    }
+    for (size_t k = 0; k < pushed; ++k) scopes_.pop_back();
+    return ok;
+  }
+
+  bool ResolveSuccessor(const Successor& s, std::vector<Value*>* out) {
+    for (size_t k = 0; k < s.refs.size(); ++k) {
+      Value* v = nullptr;
+      if (!Resolve(s.refs[k], s.types[k], &v)) return false;
+      out->push_back(v);
+    }
+    return true;
+  }
+
+  // cf.cond_br ending block `b`: an scf.if with the function's result
+  // types, then what returns them.
+  bool EmitIf(std::vector<BlockText>* blocks, ir::Function* f,
+              const BlockText& b, Block* out, bool nested) {
+    if (++depth_ > kMaxDepth) return Fail(b.term, "branches nested too deep");
+    Value* cond = nullptr;
+    if (!Resolve(b.cond, Type::I1(), &cond)) return false;
+    auto owned = std::make_unique<Operation>(OpCode::kIf, SourceLocation{});
+    owned->add_operand(cond);
+    for (const Type* t : f->result_types()) owned->add_result(t);
+    Operation* op = out->Append(std::move(owned));
+    Block* then_block = op->add_region();
+    Block* else_block = op->add_region();
+    std::vector<Value*> then_args, else_args;
+    if (!ResolveSuccessor(b.succs[0], &then_args) ||
+        !ResolveSuccessor(b.succs[1], &else_args) ||
+        !EmitBlocks(blocks, f, b.succs[0].target, std::move(then_args),
+                    then_block, true) ||
+        !EmitBlocks(blocks, f, b.succs[1].target, std::move(else_args),
+                    else_block, true)) {
+      return false;
+    }
+    --depth_;
+    // An else that does nothing is left empty, as MLIR prints it.
+    if (op->num_results() == 0 && else_block->ops().size() == 1 &&
+        else_block->back()->num_operands() == 0) {
+      const Operation* yield = else_block->back();
+      for (size_t k = pending_ops_.size(); k-- > 0;) {
+        if (pending_ops_[k].op == yield) {
+          checked_locs_.push_back(pending_ops_[k].loc);
+          pending_ops_.erase(pending_ops_.begin() + static_cast<ptrdiff_t>(k));
+          break;
+        }
+      }
+      else_block->Take(0);
+    }
+    auto end = std::make_unique<Operation>(
+        nested ? OpCode::kYield : OpCode::kReturn, SourceLocation{});
+    for (int k = 0; k < op->num_results(); ++k) end->add_operand(op->result(k));
+    Operation* last = out->Append(std::move(end));
+    if (b.loc >= 0) {
+      pending_ops_.push_back({op, b.loc, false});
+      pending_ops_.push_back({last, b.loc, false});
+    }
+    return true;
+  }
+
+  // The tt.return just read (block `b`'s) inside an scf.if: an scf.yield
+  // of what it returns.
+  bool ReturnToYield(const ir::Function* f, const BlockText& b, Block* out) {
+    Operation* ret = out->back();
+    const std::vector<const Type*>& want = f->result_types();
+    bool same = ret->num_operands() == static_cast<int>(want.size());
+    for (int k = 0; same && k < ret->num_operands(); ++k) {
+      same = ret->operand(k)->type() == want[k];
+    }
+    if (!same) {
+      std::string types;
+      for (const Type* t : want) {
+        types += (types.empty() ? "" : ", ") + TypeText(t);
+      }
+      return Fail(b.term, "tt.return does not return what @" + f->name() +
+                              " returns (" +
+                              (types.empty() ? "nothing" : types) + ")");
+    }
+    auto yield = std::make_unique<Operation>(OpCode::kYield, SourceLocation{});
+    yield->set_operands(ret->operands());
+    if (!pending_ops_.empty() && pending_ops_.back().op == ret) {
+      pending_ops_.back().op = yield.get();
+    }
+    out->Take(out->ops().size() - 1);
+    out->Append(std::move(yield));
+    return true;
   }
 
   // "^bb0(%a: f32 loc(...), %b: f32):" or "^bb0:".
@@ -419,6 +864,15 @@ class Reader : public TextParser {
     const bool generic = Peek() == '"';
     if (generic ? !ParseString(&name) : !ParseWord(&name, "an operation")) {
       return false;
+    }
+    if (name == "cf.br" || name == "cf.cond_br") {
+      if (depth_ > 1) {
+        return Fail(t.pos, name +
+                               " inside an operation's region is not "
+                               "supported (only a function body may "
+                               "branch)");
+      }
+      return Fail(t.pos, name + " is only supported in its own syntax");
     }
     const std::optional<OpCode> code = ir::OpCodeOf(name);
     if (!code) return Fail(t.pos, "unknown operation '" + name + "'");
@@ -1462,6 +1916,11 @@ class Reader : public TextParser {
   }
 
   int depth_ = 0;
+  // Pass 2 of a body with branches: every name pass 1 saw defined, and
+  // how much text was read again, up to a budget.
+  std::unordered_set<std::string> body_names_;
+  size_t copied_ = 0;
+  size_t copy_budget_ = 0;
   std::unique_ptr<ir::Module> module_;
   std::vector<std::unordered_map<std::string, std::vector<Value*>>> scopes_;
   std::vector<PendingOp> pending_ops_;

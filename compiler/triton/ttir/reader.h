@@ -14,6 +14,21 @@
 // types and locations; `%x:2` result groups and `%x#1` uses; `//`
 // comments. scf.for and scf.if get their implied scf.yield back.
 //
+// A tt.func body may have several blocks ("^bb2(%a: i32 loc(...)):")
+// joined by cf.br and cf.cond_br with successor operands ("cf.br
+// ^bb3(%7, %8 : i32, f32)"), as Triton prints a `return` inside an `if`.
+// The IR has no blocks or branches: the reader structures them as it
+// reads. From the entry block, a cf.br goes on with its destination's ops
+// (its block arguments standing for the branch's operands) and a
+// cf.cond_br becomes an scf.if whose regions hold what each destination
+// leads to; every path ends in tt.return, which inside the scf.if becomes
+// an scf.yield of the returned values (the scf.if's results, which the
+// function then returns). A block reached on several paths is copied onto
+// each. Branches must not form a loop ("unstructured loops are not
+// supported"), regions of ops (scf, tt.reduce) hold one block and no
+// branches, values must be defined above their uses in the text and
+// dominate them, and blocks the entry does not reach are dropped.
+//
 // Each op's SourceLocation comes from its loc: a named loc gives the
 // location inside it (and its name becomes the result's Value::name when
 // the SSA name is a number); callsite(callee at caller) gives the callee

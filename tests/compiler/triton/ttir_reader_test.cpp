@@ -1,7 +1,8 @@
 // The TTIR reader: the four kernels Triton 3.6 printed (shared/reference/
 // ttir) read, verify and print back as Triton printed them; every op's
-// syntax; MLIR's generic form; every loc(...) form; errors with their
-// positions; no crash on truncated or damaged text.
+// syntax; MLIR's generic form; every loc(...) form; function bodies with
+// blocks and cf branches, read as scf.if; errors with their positions; no
+// crash on truncated or damaged text.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -731,6 +732,308 @@ module {
   EXPECT_EQ(combiner.arg(1)->name(), "");
 }
 
+// --- branches (cf.br, cf.cond_br)
+// ---------------------------------------------
+
+// Reads `text`, which must verify; its printed form.
+std::string ReadVerifyPrint(const std::string& text, bool locations = false) {
+  auto m = ReadOk(text);
+  if (m == nullptr) return "";
+  Status v = ir::Verify(*m, "reader");
+  EXPECT_TRUE(v.ok()) << v.error().message;
+  return Print(*m, locations);
+}
+
+// What Triton 3.x prints for `if pid * 256 >= n: return` (the corpus's
+// early_exit_kernel).
+const char* const kEarlyExit = R"(#loc = loc("k.py":1:0)
+module {
+  tt.func public @early_exit(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc("x_ptr"(#loc)), %n: i32 loc("n"(#loc))) attributes {noinline = false} {
+    %c256_i32 = arith.constant 256 : i32 loc(#loc1)
+    %pid = tt.get_program_id x : i32 loc(#loc2)
+    %0 = arith.muli %pid, %c256_i32 : i32 loc(#loc3)
+    %1 = arith.cmpi sge, %0, %n : i32 loc(#loc4)
+    cf.cond_br %1, ^bb1, ^bb2 loc(#loc4)
+  ^bb1:  // pred: ^bb0
+    tt.return loc(#loc5)
+  ^bb2:  // pred: ^bb0
+    %offs = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32> loc(#loc6)
+    %offs_0 = tt.splat %0 : i32 -> tensor<256xi32> loc(#loc6)
+    %offs_1 = arith.addi %offs_0, %offs : tensor<256xi32> loc(#loc6)
+    %2 = tt.splat %n : i32 -> tensor<256xi32> loc(#loc7)
+    %3 = arith.cmpi slt, %offs_1, %2 : tensor<256xi32> loc(#loc7)
+    %4 = tt.splat %x_ptr : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>> loc(#loc7)
+    %5 = tt.addptr %4, %offs_1 : tensor<256x!tt.ptr<f32>>, tensor<256xi32> loc(#loc7)
+    %6 = arith.sitofp %offs_1 : tensor<256xi32> to tensor<256xf32> loc(#loc7)
+    tt.store %5, %6, %3 : tensor<256x!tt.ptr<f32>> loc(#loc7)
+    tt.return loc(#loc8)
+  } loc(#loc)
+} loc(#loc)
+#loc1 = loc(unknown)
+#loc2 = loc("k.py":2:24)
+#loc3 = loc("k.py":3:13)
+#loc4 = loc("k.py":3:22)
+#loc5 = loc("k.py":4:8)
+#loc6 = loc("offs"("k.py":5:25))
+#loc7 = loc("k.py":6:21)
+#loc8 = loc("k.py":6:4)
+)";
+
+TEST(ReaderBranches, AnEarlyReturnBecomesAnIf) {
+  auto m = ReadOk(kEarlyExit);
+  ASSERT_NE(m, nullptr);
+  Status v = ir::Verify(*m, "reader");
+  EXPECT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(Print(*m), R"(module {
+  tt.func public @early_exit(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32) attributes {noinline = false} {
+    %c256_i32 = arith.constant 256 : i32
+    %pid = tt.get_program_id x : i32
+    %0 = arith.muli %pid, %c256_i32 : i32
+    %1 = arith.cmpi sge, %0, %n : i32
+    scf.if %1 {
+    } else {
+      %offs = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+      %offs_0 = tt.splat %0 : i32 -> tensor<256xi32>
+      %offs_1 = arith.addi %offs_0, %offs : tensor<256xi32>
+      %2 = tt.splat %n : i32 -> tensor<256xi32>
+      %3 = arith.cmpi slt, %offs_1, %2 : tensor<256xi32>
+      %4 = tt.splat %x_ptr : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+      %5 = tt.addptr %4, %offs_1 : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+      %6 = arith.sitofp %offs_1 : tensor<256xi32> to tensor<256xf32>
+      tt.store %5, %6, %3 : tensor<256x!tt.ptr<f32>>
+    }
+    tt.return
+  }
+}
+)");
+  // The scf.if and the tt.return after it are at the branch; the ops keep
+  // their own locations.
+  const ir::Function& f = *m->functions()[0];
+  const auto& ops = f.body()->ops();
+  ASSERT_EQ(ops.size(), 6u);
+  EXPECT_EQ(ops[4]->code(), OpCode::kIf);
+  EXPECT_EQ(ops[4]->loc().line, 3);
+  EXPECT_EQ(ops[4]->loc().column, 22);
+  EXPECT_EQ(ops[5]->code(), OpCode::kReturn);
+  EXPECT_EQ(ops[5]->loc().line, 3);
+  const ir::Block& then_block = *ops[4]->region(0);
+  ASSERT_EQ(then_block.ops().size(), 1u);
+  EXPECT_EQ(then_block.back()->code(), OpCode::kYield);
+  EXPECT_EQ(then_block.back()->loc().line, 4);  // the tt.return's
+  const ir::Block& else_block = *ops[4]->region(1);
+  EXPECT_EQ(else_block.back()->code(), OpCode::kYield);
+  EXPECT_EQ(else_block.back()->loc().line, 6);
+  EXPECT_EQ(else_block.ops()[0]->result()->name(), "offs");
+  EXPECT_EQ(else_block.ops()[0]->loc().line, 5);
+  // Printed and read again, it is the same.
+  const std::string printed = Print(*m, true);
+  auto again = ReadOk(printed);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(Print(*again, true), printed);
+}
+
+TEST(ReaderBranches, BranchOperandsStandForBlockArguments) {
+  EXPECT_EQ(ReadVerifyPrint(R"(#loc = loc("k.py":1:0)
+module {
+  tt.func public @f(%p: !tt.ptr<f32>, %a: f32, %n: i32) {
+    %c0_i32 = arith.constant 0 : i32
+    %0 = arith.cmpi sgt, %n, %c0_i32 : i32
+    cf.cond_br %0, ^bb1(%a, %n : f32, i32), ^bb2
+  ^bb1(%x: f32 loc("x"(#loc)), %m: i32):  // pred: ^bb0
+    %1 = arith.sitofp %m : i32 to f32
+    %2 = arith.addf %x, %1 : f32
+    cf.br ^bb3(%2 : f32) loc(#loc)
+  ^bb2:  // pred: ^bb0
+    tt.return
+  ^bb3(%y: f32):  // pred: ^bb1
+    tt.store %p, %y : !tt.ptr<f32>
+    tt.return
+  }
+}
+)"),
+            R"(module {
+  tt.func public @f(%p: !tt.ptr<f32>, %a: f32, %n: i32) attributes {noinline = false} {
+    %c0_i32 = arith.constant 0 : i32
+    %0 = arith.cmpi sgt, %n, %c0_i32 : i32
+    scf.if %0 {
+      %1 = arith.sitofp %n : i32 to f32
+      %2 = arith.addf %a, %1 : f32
+      tt.store %p, %2 : !tt.ptr<f32>
+    }
+    tt.return
+  }
+}
+)");
+  // A cf.br at the top level just goes on: no scf.if.
+  EXPECT_EQ(ReadVerifyPrint(R"(module {
+  tt.func @f(%p: !tt.ptr<i32>, %a: i32) {
+    %0 = arith.addi %a, %a : i32
+    cf.br ^next(%0, %a : i32, i32)
+  ^next(%b: i32, %c: i32):
+    %1 = arith.muli %b, %c : i32
+    cf.br ^bb9
+  ^bb9:
+    tt.store %p, %1 : !tt.ptr<i32>
+    tt.return
+  }
+}
+)"),
+            R"(module {
+  tt.func public @f(%p: !tt.ptr<i32>, %a: i32) attributes {noinline = false} {
+    %0 = arith.addi %a, %a : i32
+    %1 = arith.muli %0, %a : i32
+    tt.store %p, %1 : !tt.ptr<i32>
+    tt.return
+  }
+}
+)");
+}
+
+TEST(ReaderBranches, TwoEarlyReturnsNest) {
+  EXPECT_EQ(ReadVerifyPrint(R"(module {
+  tt.func @f(%p: !tt.ptr<i32>, %a: i32, %b: i32) {
+    %c0_i32 = arith.constant 0 : i32
+    %0 = arith.cmpi eq, %a, %c0_i32 : i32
+    cf.cond_br %0, ^bb1, ^bb2
+  ^bb1:
+    tt.return
+  ^bb2:
+    %1 = arith.cmpi eq, %b, %c0_i32 : i32
+    cf.cond_br %1, ^bb3, ^bb4
+  ^bb3:
+    tt.store %p, %a : !tt.ptr<i32>
+    tt.return
+  ^bb4:
+    %2 = arith.divsi %a, %b : i32
+    tt.store %p, %2 : !tt.ptr<i32>
+    tt.return
+  }
+}
+)"),
+            R"(module {
+  tt.func public @f(%p: !tt.ptr<i32>, %a: i32, %b: i32) attributes {noinline = false} {
+    %c0_i32 = arith.constant 0 : i32
+    %0 = arith.cmpi eq, %a, %c0_i32 : i32
+    scf.if %0 {
+    } else {
+      %1 = arith.cmpi eq, %b, %c0_i32 : i32
+      scf.if %1 {
+        tt.store %p, %a : !tt.ptr<i32>
+      } else {
+        %2 = arith.divsi %a, %b : i32
+        tt.store %p, %2 : !tt.ptr<i32>
+      }
+    }
+    tt.return
+  }
+}
+)");
+}
+
+TEST(ReaderBranches, ABlockReachedTwiceIsCopied) {
+  // ^bb3 is reached from ^bb0 and from ^bb1: each path gets its own copy,
+  // with its own operands.
+  auto m = ReadOk(R"(module {
+  tt.func @f(%p: !tt.ptr<i32>, %a: i1, %b: i1) {
+    %c1_i32 = arith.constant 1 : i32
+    cf.cond_br %a, ^bb1, ^bb3(%c1_i32 : i32)
+  ^bb1:
+    %c2_i32 = arith.constant 2 : i32
+    cf.cond_br %b, ^bb2, ^bb3(%c2_i32 : i32)
+  ^bb2:
+    tt.return
+  ^bb3(%v: i32):
+    %0 = arith.addi %v, %v : i32
+    tt.store %p, %0 : !tt.ptr<i32>
+    tt.return
+  }
+}
+)");
+  ASSERT_NE(m, nullptr);
+  Status v = ir::Verify(*m, "reader");
+  EXPECT_TRUE(v.ok()) << v.error().message;
+  EXPECT_EQ(Print(*m), R"(module {
+  tt.func public @f(%p: !tt.ptr<i32>, %a: i1, %b: i1) attributes {noinline = false} {
+    %c1_i32 = arith.constant 1 : i32
+    scf.if %a {
+      %c2_i32 = arith.constant 2 : i32
+      scf.if %b {
+      } else {
+        %0 = arith.addi %c2_i32, %c2_i32 : i32
+        tt.store %p, %0 : !tt.ptr<i32>
+      }
+    } else {
+      %0 = arith.addi %c1_i32, %c1_i32 : i32
+      tt.store %p, %0 : !tt.ptr<i32>
+    }
+    tt.return
+  }
+}
+)");
+  const auto stores = OpsOf(*m->functions()[0], OpCode::kStore);
+  ASSERT_EQ(stores.size(), 2u);
+  EXPECT_NE(stores[0], stores[1]);
+  EXPECT_NE(stores[0]->operand(1), stores[1]->operand(1));
+  EXPECT_EQ(stores[0]->operand(1)->defining_op()->parent_block(),
+            stores[0]->parent_block());
+  EXPECT_EQ(stores[1]->operand(1)->defining_op()->parent_block(),
+            stores[1]->parent_block());
+}
+
+TEST(ReaderBranches, ReturnedValuesBecomeTheIfsResults) {
+  EXPECT_EQ(ReadVerifyPrint(R"(module {
+  tt.func private @pick(%x: f32, %c: i1) -> f32 {
+    cf.cond_br %c, ^bb1, ^bb2
+  ^bb1:
+    tt.return %x : f32
+  ^bb2:
+    %0 = arith.mulf %x, %x : f32
+    tt.return %0 : f32
+  }
+}
+)"),
+            R"(module {
+  tt.func private @pick(%x: f32, %c: i1) -> f32 attributes {noinline = false} {
+    %0 = scf.if %c -> (f32) {
+      scf.yield %x : f32
+    } else {
+      %1 = arith.mulf %x, %x : f32
+      scf.yield %1 : f32
+    }
+    tt.return %0 : f32
+  }
+}
+)");
+}
+
+TEST(ReaderBranches, DeepOrBushyBranchesAreErrorsNotCrashes) {
+  // Each ^bbK joins both ways: 2^40 paths.
+  std::string joins = "module { tt.func @f(%c: i1) {\n";
+  for (int k = 0; k < 40; ++k) {
+    if (k > 0) joins += "^bb" + std::to_string(k) + ":\n";
+    joins += "  cf.cond_br %c, ^bb" + std::to_string(k + 1) + ", ^bb" +
+             std::to_string(k + 1) + "\n";
+  }
+  joins += "^bb40:\n  tt.return\n} }\n";
+  auto r = ReadTtir(joins, "joins.ttir");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("the branches join too often"),
+            std::string::npos)
+      << r.error().message;
+  // A chain of 5000 early returns nests too deep.
+  std::string chain = "module { tt.func @f(%c: i1) {\n";
+  for (int k = 0; k < 5000; ++k) {
+    if (k > 0) chain += "^b" + std::to_string(k) + ":\n";
+    chain += "  cf.cond_br %c, ^r, ^b" + std::to_string(k + 1) + "\n";
+  }
+  chain += "^b5000:\n  tt.return\n^r:\n  tt.return\n} }\n";
+  r = ReadTtir(chain, "chain.ttir");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("branches nested too deep"),
+            std::string::npos)
+      << r.error().message;
+}
+
 // --- errors ------------------------------------------------------------------
 
 struct BadText {
@@ -826,7 +1129,64 @@ INSTANTIATE_TEST_SUITE_P(
         BadText{"module { tt.func @f(%a: i32) {\n  scf.for %i = %a to %a "
                 "step %a {\n  }\n  tt.return } }",
                 "bad.ttir:2:33: error: scf.for without ': type' counts in "
-                "index, which is not supported"}));
+                "index, which is not supported"},
+        // Branches.
+        BadText{"module { tt.func @f(%c: i1) {\n  cf.br ^bb1\n^bb1:\n  "
+                "cf.cond_br %c, ^bb2, ^bb1\n^bb2:\n  tt.return } }",
+                "bad.ttir:4:24: error: the branch to ^bb1 closes a loop: "
+                "unstructured loops are not supported"},
+        BadText{"module { tt.func @f(%c: i1) {\n  cf.cond_br %c, ^bb1, "
+                "^bb7\n^bb1:\n  tt.return } }",
+                "bad.ttir:2:24: error: branch to an undefined block '^bb7'"},
+        BadText{"module { tt.func @f(%c: i1) {\n  cf.cond_br %c, ^bb1, "
+                "^bb1\n^bb1:\n  tt.return\n^bb1:\n  tt.return } }",
+                "bad.ttir:5:1: error: redefinition of block '^bb1'"},
+        BadText{"module { tt.func @f(%a: i32) {\n  cf.br ^bb1(%a : i32)\n"
+                "^bb1(%x: i32, %y: i32):\n  tt.return } }",
+                "bad.ttir:2:9: error: ^bb1 takes 2 arguments, but the "
+                "branch passes 1"},
+        BadText{"module { tt.func @f(%a: i32) {\n  cf.br ^bb1(%a : i32)\n"
+                "^bb1(%x: f32):\n  tt.return } }",
+                "bad.ttir:2:14: error: '%a' is passed as i32 to ^bb1's "
+                "argument of type f32"},
+        BadText{"module { tt.func @f(%a: i32) {\n  cf.br ^bb1(%a : f32)\n"
+                "^bb1(%x: f32):\n  tt.return } }",
+                "bad.ttir:2:14: error: '%a' has type i32, but is used as "
+                "f32"},
+        BadText{"module { tt.func @f(%a: i32) {\n  cf.br ^bb1(%a, %a : "
+                "i32)\n^bb1(%x: i32):\n  tt.return } }",
+                "bad.ttir:2:9: error: the branch to ^bb1 has 2 operands but "
+                "1 types"},
+        BadText{"module { tt.func @f(%a: i32) {\n  cf.cond_br %a, ^bb1, "
+                "^bb1\n^bb1:\n  tt.return } }",
+                "bad.ttir:2:14: error: '%a' has type i32, but is used as "
+                "i1"},
+        BadText{"module { tt.func @f(%c: i1) {\n  cf.cond_br %c, ^bb1, "
+                "^bb2\n^bb1:\n  %0 = arith.constant 1 : i32\n  tt.return\n"
+                "^bb2:\n  %1 = arith.addi %0, %0 : i32\n  tt.return } }",
+                "bad.ttir:7:19: error: '%0' is not defined on every path "
+                "that reaches this use (its block does not dominate it)"},
+        BadText{"module { tt.func @f(%c: i1) {\n  cf.cond_br %c, ^bb1, "
+                "^bb2\n^bb1:\n  %0 = arith.constant 1 : i32\n^bb2:\n  "
+                "tt.return } }",
+                "bad.ttir:5:1: error: ^bb1 does not end in tt.return, cf.br "
+                "or cf.cond_br"},
+        BadText{"module { tt.func @f(%c: i1) {\n  tt.return\n  tt.return\n"
+                "} }",
+                "bad.ttir:3:3: error: an operation after the terminator of "
+                "the entry block"},
+        BadText{"module { tt.func @f(%c: i1) {\n  cf.cond_br %c, ^bb1, "
+                "^bb1\n^bb1:\n  cf.br ^bb2 junk\n^bb2:\n  tt.return } }",
+                "bad.ttir:4:14: error: an operation after the terminator of "
+                "^bb1"},
+        BadText{"module { tt.func @f(%c: i1) {\n  scf.if %c {\n    cf.br "
+                "^bb1\n  }\n  tt.return } }",
+                "bad.ttir:3:5: error: cf.br inside an operation's region is "
+                "not supported (only a function body may branch)"},
+        BadText{"module { tt.func @f(%c: i1, %x: f32) -> f32 {\n  cf.cond_br "
+                "%c, ^bb1, ^bb1\n^bb1:\n  tt.return\n} }",
+                "bad.ttir:4:3: error: tt.return does not return what @f "
+                "returns (f32)"}));
 
 TEST(ReaderErrors, DeepNestingIsAnErrorNotACrash) {
   std::string types = "module { tt.func @f(%a: ";
@@ -874,8 +1234,9 @@ TEST(ReaderErrors, DamagedTextNeverCrashes) {
   }
   std::mt19937 rng(12345);
   const std::string alphabet = "%#@!:,=(){}[]<>\"-x0123456789abcdefi \n^";
-  for (int trial = 0; trial < 3000; ++trial) {
-    std::string damaged = text;
+  for (int trial = 0; trial < 4000; ++trial) {
+    // Mostly the kernel with every op, also one with branches.
+    std::string damaged = trial % 4 == 3 ? std::string(kEarlyExit) : text;
     const int edits = 1 + static_cast<int>(rng() % 4);
     for (int e = 0; e < edits; ++e) {
       const size_t at = rng() % damaged.size();
