@@ -50,3 +50,18 @@ def install():
         return
     if not torch.cuda.is_available():
         torch.cuda.synchronize = lambda *a, **k: None
+    # Scripts select a stream on their device's module (torch.cpu here);
+    # older torch has none for the CPU.
+    cpu = getattr(torch, "cpu", None)
+    if cpu is not None and not hasattr(cpu, "Stream"):
+        class Stream:
+            def __init__(self, *args, **kwargs):
+                pass
+
+            def synchronize(self):
+                pass
+
+        cpu.Stream = Stream
+        cpu.set_stream = lambda stream: None
+        cpu.current_stream = lambda device=None: Stream()
+        cpu.synchronize = getattr(cpu, "synchronize", lambda device=None: None)

@@ -2,28 +2,67 @@
 assert_close, Benchmark and perf_report, as in Triton's tutorials."""
 import math
 import os
+import sys
 
 from .runtime.jit import bench as _bench
 
 
-def do_bench(fn, warmup=None, rep=None, grad_to_none=None, quantiles=None,
+_said_host_time = False
+
+
+def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
              return_mode="mean"):
     """Simulated milliseconds that the kernels `fn` launches take on the
     current chip (the timing model's figure, not host time). The model is
-    deterministic, so `fn` runs once; `warmup` and `rep` are accepted and
-    unused, and every quantile is that one figure."""
+    deterministic, so `fn` runs once, and every quantile is that one figure.
+    A function that launches no triton_metal kernel (a torch baseline) is
+    timed on the host instead, as Triton's do_bench would: for about `rep`
+    ms after `warmup` ms, its median or mean and the quantiles."""
+    global _said_host_time
     if _bench.active:
         raise RuntimeError("do_bench cannot be nested")
     _bench.active, before = True, len(_bench.microseconds)
     try:
         fn()
+        launched = len(_bench.microseconds) > before
         ms = sum(_bench.microseconds[before:]) / 1000.0
     finally:
         del _bench.microseconds[before:]
         _bench.active = False
+    if not launched:
+        if not _said_host_time:
+            _said_host_time = True
+            print("triton_metal.testing.do_bench: a function that launches no "
+                  "kernel is timed on the host (wall clock), not simulated",
+                  file=sys.stderr)
+        return _host_bench(fn, warmup, rep, quantiles, return_mode)
     if quantiles is not None:
         return [ms for _ in quantiles]
     return ms
+
+
+def _host_bench(fn, warmup, rep, quantiles, return_mode):
+    import statistics
+    import time
+    start = time.perf_counter()
+    while time.perf_counter() - start < warmup / 1000.0:
+        fn()
+    times = []
+    start = time.perf_counter()
+    while not times or (time.perf_counter() - start < rep / 1000.0 and len(times) < 1000):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000.0)
+    if quantiles is not None:
+        ordered = sorted(times)
+        return [ordered[min(len(ordered) - 1, int(q * len(ordered)))] for q in quantiles]
+    if return_mode == "median":
+        return statistics.median(times)
+    if return_mode == "min":
+        return min(times)
+    if return_mode == "max":
+        return max(times)
+    return statistics.fmean(times)
 
 
 def _to_numpy(x):

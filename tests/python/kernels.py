@@ -57,3 +57,10 @@ def fill_kernel(out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
         tl.store(out_ptr + offs, 1.0)
     else:
         tl.store(out_ptr + offs, 2.0, mask=offs < n)
+
+
+@triton_metal.jit
+def row_cumsum(x_ptr, out_ptr, B: tl.constexpr):
+    r = tl.arange(0, B)
+    x = tl.load(x_ptr + r[:, None] * B + r[None, :])
+    tl.store(out_ptr + r[:, None] * B + r[None, :], tl.cumsum(x, axis=1))

@@ -216,6 +216,41 @@ def test_float64_tensor_is_a_type_error():
                                  torch.ones(16), torch.ones(16), 16, BLOCK=16)
 
 
+def test_what_does_not_fit_the_chip_is_out_of_resources():
+    x = np.ones(128 * 128, np.float32)
+    with pytest.raises(triton_metal.OutOfResources) as e:
+        kernels.row_cumsum[(1,)](x, np.zeros_like(x), B=128)
+    assert "65536 bytes of threadgroup memory" in str(e.value)
+    assert f"tt.scan at {kernels.__file__}:" in str(e.value)
+    # Autotune passes over configs that do not fit, as Triton's does.
+    tuned = triton_metal.autotune(
+        configs=[triton_metal.Config({"B": 128}), triton_metal.Config({"B": 64})],
+        key=[])(kernels.row_cumsum)
+    out = np.zeros_like(x)
+    tuned[(1,)](x, out)
+    assert tuned.best_config.kwargs == {"B": 64}
+    np.testing.assert_array_equal(out[:64 * 64].reshape(64, 64),
+                                  np.cumsum(np.ones((64, 64), np.float32), axis=1))
+
+
+def test_a_compiled_kernel_launches_with_all_its_arguments():
+    # As tutorial 02 does: warmup, then compiled[grid](args, constexprs).
+    n = 512
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    compiled = kernels.add_kernel.warmup(x, x, out, n, BLOCK=256, grid=(1,))
+    compiled[(2, 1, 1)](x, x, out, n, 256)
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_do_bench_of_host_code_times_the_host():
+    ms = testing.do_bench(lambda: sum(range(10000)), warmup=1, rep=5)
+    assert ms > 0
+    q = testing.do_bench(lambda: sum(range(10000)), warmup=1, rep=5,
+                         quantiles=[0.5, 0.2, 0.8])
+    assert len(q) == 3 and q[1] <= q[0] <= q[2]
+
+
 # --- what kernels see of Python ------------------------------------------------------
 
 def test_nested_kernel_sees_its_closure_and_runtime_globals():

@@ -236,6 +236,7 @@ void KernelLowering::EmitScan(const ir::Operation& op) {
   std::vector<std::string> bufs;
   auto scratch = [&] {
     if (!bufs.empty()) return;
+    current_ = &op;  // the op that needs the memory, for messages
     const int64_t numel = op.operand(0)->type()->NumElements();
     int64_t offset = 0;
     for (int j = 0; j < n; ++j) {

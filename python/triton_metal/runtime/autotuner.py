@@ -10,6 +10,7 @@ import os
 import threading
 
 from . import device as _device
+from .errors import OutOfResources
 from .jit import JITFunction, KernelInterface, bench, debug_enabled, _debug
 
 
@@ -180,8 +181,14 @@ class Autotuner(KernelInterface):
                 else:
                     timings = {}
                     for c in configs:
-                        timings[str(c)] = self._bench(c, args, kwargs, grid, named)
+                        try:
+                            timings[str(c)] = self._bench(c, args, kwargs, grid, named)
+                        except OutOfResources:
+                            timings[str(c)] = float("inf")  # as Triton does
                     config = builtins.min(configs, key=lambda c: timings[str(c)])
+                    if timings[str(config)] == float("inf"):
+                        raise OutOfResources(
+                            f"{self.__name__}: no autotune config fits the chip")
                     if debug_enabled():
                         _debug(f"triton_metal: autotune {self.__name__} {key}: "
                                f"simulated us {json.dumps(timings)} -> {config}")

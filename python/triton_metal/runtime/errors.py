@@ -16,5 +16,7 @@ class KernelError(RuntimeError):
         self.kind = kind
 
 
-class OutOfResources(CompilationError):
-    pass
+class OutOfResources(Exception):
+    """A configuration the chip cannot run: more threadgroup memory than
+    Metal's 32 KB, or more threads per threadgroup than the kernel's
+    register use allows. Autotune skips configs that raise it."""

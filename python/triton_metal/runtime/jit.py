@@ -16,7 +16,7 @@ from .. import _core
 from ..language import core as tlc
 from . import arguments
 from . import device as _device
-from .errors import KernelError
+from .errors import KernelError, OutOfResources
 
 _MISSING = object()
 
@@ -69,6 +69,19 @@ class CompiledKernel:
 
     def _init_handles(self):
         pass
+
+    def __getitem__(self, grid):
+        """compiled[grid](*args): launches this specialization with the
+        kernel's arguments (all of them, constexprs included, as Triton's
+        CompiledKernel takes them)."""
+        def launch(*args, **kwargs):
+            fn = self._jit
+            values = fn._bind(args, kwargs)
+            classified = {n: arguments.classify(n, v) for n, v in values.items()}
+            g = grid(values) if callable(grid) else grid
+            g = tuple(int(x) for x in g) + (1,) * (3 - len(g))
+            fn._launch(self._device, self, g, classified)
+        return launch
 
 
 class KernelInterface:
@@ -259,8 +272,8 @@ class JITFunction(KernelInterface):
         return bound.arguments
 
     def run(self, *args, grid, warmup, **kwargs):
-        num_warps = kwargs.pop("num_warps", None)
-        ignored = [k for k in IGNORED_OPTIONS if k in kwargs]
+        num_warps = kwargs.pop("num_warps", None) if "num_warps" not in self._param_set else None
+        ignored = [k for k in IGNORED_OPTIONS if k in kwargs and k not in self._param_set]
         for k in ignored:
             kwargs.pop(k)
         if ignored and debug_enabled():
@@ -311,10 +324,17 @@ class JITFunction(KernelInterface):
                 args.append((name, "ptr", c.dtype))
             else:
                 args.append((name, c[0], c[1]))
-        core = _core.compile(device, file, text, self.__name__, args, globals_,
-                             paths, num_warps)
+        try:
+            core = _core.compile(device, file, text, self.__name__, args,
+                                 globals_, paths, num_warps)
+        except _core.CompilationError as e:
+            if "more than Metal's 32 KB" in str(e):
+                raise OutOfResources(str(e)) from None
+            raise
         compiled = CompiledKernel(core, self.__name__,
                                   core.threads_per_threadgroup // 32)
+        compiled._jit = self
+        compiled._device = device
         for m in core.messages:
             print(m)
         if debug_enabled():
@@ -328,7 +348,8 @@ class JITFunction(KernelInterface):
             if isinstance(c, arguments.Pointer):
                 launch_args.append((name, (c.start, c.nbytes, c.offset)))
             else:
-                launch_args.append((name, c[1] if c[0] != "dtype" else None))
+                # Numbers; strings, dtypes and None are folded into the code.
+                launch_args.append((name, c[1] if c[0] in ("int", "float", "bool") else None))
         timed = bench.active
         try:
             report = _core.launch(device, compiled._kernel, grid, launch_args,
@@ -336,6 +357,8 @@ class JITFunction(KernelInterface):
         except _core.LaunchError as e:
             for line in getattr(e, "printed", []):
                 print(line)
+            if "maxTotalThreadsPerThreadgroup" in str(e):
+                raise OutOfResources(str(e)) from None
             raise KernelError(str(e), getattr(e, "kind", "fault")) from None
         for line in report["printed"]:
             print(line)
