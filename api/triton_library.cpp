@@ -5,7 +5,10 @@
 #include <sstream>
 
 #include "api/library.h"
+#include "compiler/triton/ir/cleanup.h"
 #include "compiler/triton/ir/printer.h"
+#include "compiler/triton/ir/verifier.h"
+#include "compiler/triton/lower/loop_pointers.h"
 #include "compiler/triton/ttir/reader.h"
 
 namespace mtlemu::api {
@@ -79,6 +82,16 @@ Result<TritonKernel> CompileTriton(const TritonRequest& request) {
     config_warps = front.value().num_warps;
   }
   out.ttir = triton::ir::PrintModule(*module);
+  // Lowering's own rewrites of the IR (after the TTIR is printed: that is
+  // Triton's).
+  for (const auto& fn : module->functions()) {
+    if (triton::lower::StrengthReduceLoopPointers(*fn) > 0) {
+      triton::ir::RemoveUnusedOps(*fn);
+    }
+  }
+  if (Status s = triton::ir::Verify(*module, "loop pointers"); !s.ok()) {
+    return Error{"internal compiler error: " + s.error().message};
+  }
   triton::lower::LowerOptions lo;
   lo.num_warps = request.num_warps.value_or(config_warps.value_or(4));
   Result<triton::lower::LoweredKernel> lowered =
