@@ -18,7 +18,7 @@ from . import language  # noqa: F401
 from .language.core import cdiv  # noqa: F401
 from .runtime import (  # noqa: F401
     CompilationError, Config, JITFunction, KernelError, OutOfResources,
-    autotune, heuristics, jit)
+    autotune, heuristics, jit, profile)
 from .runtime.device import chips, get_chip, get_device_properties, set_chip  # noqa: F401
 from . import runtime, testing  # noqa: F401
 

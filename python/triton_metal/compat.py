@@ -35,8 +35,9 @@ _installed = False
 
 
 def install():
-    """Makes `triton` mean triton_metal in this process (and patches what
-    CPU-only torch lacks that Triton scripts call: torch.cuda.synchronize)."""
+    """Makes `triton` mean triton_metal in this process, and gives CPU-only
+    torch what Triton scripts call on it: torch.cuda.synchronize, streams
+    on torch.cpu, fp16 matmul."""
     global _installed
     if _installed:
         return
@@ -65,3 +66,26 @@ def install():
         cpu.set_stream = lambda stream: None
         cpu.current_stream = lambda device=None: Stream()
         cpu.synchronize = getattr(cpu, "synchronize", lambda device=None: None)
+    _half_matmul(torch)
+
+
+def _half_matmul(torch):
+    """Older torch (Debian 12's 1.13) has no fp16 matmul on the CPU, which
+    scripts use for their reference results: there it is computed in
+    float32 and rounded to fp16."""
+    a = torch.ones(2, 2, dtype=torch.float16)
+    try:
+        torch.matmul(a, a)
+        return
+    except RuntimeError:
+        pass
+    matmul = torch.matmul
+
+    def half_matmul(x, y, *args, **kwargs):
+        if getattr(x, "dtype", None) == torch.float16 or getattr(y, "dtype", None) == torch.float16:
+            out = matmul(x.float(), y.float(), *args, **kwargs)
+            return out.to(torch.float16)
+        return matmul(x, y, *args, **kwargs)
+
+    torch.matmul = half_matmul
+    torch.Tensor.__matmul__ = lambda x, y: half_matmul(x, y)

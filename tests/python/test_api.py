@@ -297,6 +297,47 @@ def test_do_bench_follows_the_chips_memory_bandwidth():
     assert copy_ms("m2") == m2
 
 
+def test_profile_gives_each_launchs_timing_report_and_trace(tmp_path):
+    n = 1 << 16
+    x = np.ones(n, np.float32)
+    y = np.ones(n, np.float32)
+    out = np.zeros(n, np.float32)
+    with triton_metal.profile(trace_dir=str(tmp_path)) as p:
+        kernels.add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024)
+        kernels.copy_kernel[(n // 1024,)](x, out, n, BLOCK=1024)
+    assert [r["kernel"] for r in p.reports] == ["add_kernel", "copy_kernel"]
+    r = p.reports[0]
+    assert r["grid"] == (n // 1024, 1, 1)
+    assert r["cycles"] > 0 and r["time_us"] > 0
+    assert r["limiter"] and 0 < r["occupancy"] <= 1
+    # add reads two arrays from DRAM: 8 bytes an element.
+    assert 8 * n <= r["dram_read_bytes"] <= 9 * n
+    trace = json.load(open(r["trace"]))
+    assert any(e.get("ph") == "X" for e in trace["traceEvents"])
+    # Outside the block, launches are not timed.
+    kernels.add_kernel[(n // 1024,)](x, x, out, n, BLOCK=1024)
+    assert len(p.reports) == 2
+
+
+def test_triton_metal_cache_dir_holds_the_compile_cache(tmp_path):
+    script = tmp_path / "cached.py"
+    script.write_text(inspect.cleandoc('''
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        import numpy as np
+        import kernels
+        x = np.ones(16, np.float32)
+        kernels.add_kernel[(1,)](x, x, x, 16, BLOCK=16)
+        '''))
+    cache = tmp_path / "cache"
+    env = python_env(TRITON_METAL_CACHE_DIR=str(cache))
+    env.pop("MTLEMU_CACHE_DIR", None)
+    r = subprocess.run([sys.executable, str(script), os.path.dirname(kernels.__file__)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert list((cache / "modules").iterdir())
+
+
 def test_chips_and_device_properties():
     names = [c[0] for c in triton_metal.chips()]
     assert {"m1", "m2", "m3", "m1-max", "m3-max"} <= set(names)

@@ -2,4 +2,4 @@
 from .autotuner import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
 from .driver import driver  # noqa: F401
 from .errors import CompilationError, KernelError, OutOfResources  # noqa: F401
-from .jit import CompiledKernel, JITFunction, KernelInterface, jit  # noqa: F401
+from .jit import CompiledKernel, JITFunction, KernelInterface, jit, profile  # noqa: F401

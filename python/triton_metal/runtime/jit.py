@@ -38,6 +38,48 @@ def _debug(text):
     sys.stderr.write(text if text.endswith("\n") else text + "\n")
 
 
+class _Profile(threading.local):
+    """While a `triton_metal.profile()` block runs: each launch's timing
+    report, and where its trace goes."""
+
+    def __init__(self):
+        self.stack = []
+
+
+profiles = _Profile()
+
+
+class profile:
+    """with triton_metal.profile(trace_dir=None) as p: ... launches ...
+
+    Runs the launches inside with the chip's timing model and keeps, in
+    p.reports, one dict per launch: the kernel, the grid and the report of
+    `mtlemu run --timing --report json` (cycles, time_us, limiter,
+    occupancy, bytes per level, stall reasons...). With trace_dir, each
+    launch also writes a Chrome/Perfetto trace there, KERNEL_N.json (its
+    path is the report's "trace")."""
+
+    def __init__(self, trace_dir=None):
+        self.trace_dir = trace_dir
+        self.reports = []
+
+    def __enter__(self):
+        if self.trace_dir:
+            os.makedirs(self.trace_dir, exist_ok=True)
+        profiles.stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        profiles.stack.remove(self)
+        return False
+
+    def _trace_path(self, kernel):
+        if not self.trace_dir:
+            return None
+        n = sum(1 for r in self.reports if r["kernel"] == kernel)
+        return os.path.join(self.trace_dir, f"{kernel}_{n}.json")
+
+
 class _Bench(threading.local):
     """While do_bench runs: launches are timed, and their simulated times
     collected here."""
@@ -318,6 +360,10 @@ class JITFunction(KernelInterface):
 
     def _compile(self, device, classified, globals_, num_warps):
         file, text, paths = self._source()
+        if os.environ.get("TRITON_METAL_CACHE_DIR") and not os.environ.get("MTLEMU_CACHE_DIR"):
+            # The compile cache goes where triton_metal's cache does.
+            os.environ["MTLEMU_CACHE_DIR"] = os.path.join(
+                os.environ["TRITON_METAL_CACHE_DIR"], "modules")
         args = []
         for name, c in classified.items():
             if isinstance(c, arguments.Pointer):
@@ -350,10 +396,12 @@ class JITFunction(KernelInterface):
             else:
                 # Numbers; strings, dtypes and None are folded into the code.
                 launch_args.append((name, c[1] if c[0] in ("int", "float", "bool") else None))
-        timed = bench.active
+        prof = profiles.stack[-1] if profiles.stack else None
+        trace = prof._trace_path(self.__name__) if prof else None
+        timed = bench.active or prof is not None
         try:
             report = _core.launch(device, compiled._kernel, grid, launch_args,
-                                  timing=timed)
+                                  timing=timed, trace=trace)
         except _core.LaunchError as e:
             for line in getattr(e, "printed", []):
                 print(line)
@@ -363,7 +411,13 @@ class JITFunction(KernelInterface):
         for line in report["printed"]:
             print(line)
         if timed and "timing_json" in report:
-            bench.microseconds.append(json.loads(report["timing_json"])["time_us"])
+            timing = json.loads(report["timing_json"])
+            if bench.active:
+                bench.microseconds.append(timing["time_us"])
+            if prof is not None:
+                prof.reports.append({"kernel": self.__name__, "grid": grid,
+                                     "chip": device.chip, "trace": trace,
+                                     **timing})
         if debug_enabled():
             _debug(f"triton_metal: {self.__name__}[{grid}] on {device.name}: "
                    f"{report['instructions']} SIMD-group instructions, "
