@@ -64,3 +64,11 @@ def row_cumsum(x_ptr, out_ptr, B: tl.constexpr):
     r = tl.arange(0, B)
     x = tl.load(x_ptr + r[:, None] * B + r[None, :])
     tl.store(out_ptr + r[:, None] * B + r[None, :], tl.cumsum(x, axis=1))
+
+
+@triton_metal.jit
+def accumulate(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(out_ptr + offs, mask=mask) + tl.load(x_ptr + offs, mask=mask),
+             mask=mask)

@@ -400,6 +400,62 @@ def test_autotune_picks_the_fastest_config_and_caches_it(tmp_path):
     assert second.stdout == first.stdout
 
 
+def test_autotune_restores_reset_and_prunes():
+    n = 4096
+    configs = [triton_metal.Config({"BLOCK": b}) for b in (64, 128, 256, 512)]
+    seen = []
+
+    def prune(configs, named):
+        seen.append(len(configs))
+        return [c for c in configs if c.kwargs["BLOCK"] >= 128]
+
+    # restore_value: timing each config must not leave its sums behind.
+    tuned = triton_metal.autotune(configs=configs, key=["n"], restore_value=["out_ptr"],
+                                  prune_configs_by={"early_config_prune": prune})(kernels.accumulate)
+    x = np.ones(n, np.float32)
+    out = np.full(n, 5.0, np.float32)
+    tuned[lambda m: (triton_metal.cdiv(n, m["BLOCK"]),)](x, out, n)
+    assert np.all(out == 6.0)
+    assert seen == [4] and tuned.best_config.kwargs["BLOCK"] >= 128
+    # reset_to_zero: zeroed before each timing run, and the launch itself.
+    tuned0 = triton_metal.autotune(configs=configs, key=["n"], reset_to_zero=["out_ptr"])(
+        kernels.accumulate)
+    out = np.full(n, 5.0, np.float32)
+    tuned0[lambda m: (triton_metal.cdiv(n, m["BLOCK"]),)](x, out, n)
+    assert np.all(out == 6.0)  # restored after timing, then one real launch
+
+
+def test_perf_report_prints_a_table(capsys):
+    @testing.perf_report(testing.Benchmark(
+        x_names=["n"], x_vals=[1024, 4096], line_arg="provider",
+        line_vals=["triton", "half"], line_names=["Triton", "Half"],
+        plot_name="copy", args={}))
+    def bench(n, provider):
+        src = np.ones(n, np.float32)
+        dst = np.zeros(n, np.float32)
+        ms = testing.do_bench(lambda: kernels.copy_kernel[(n // 1024,)](src, dst, n, BLOCK=1024))
+        return ms if provider == "triton" else ms / 2
+
+    bench.run(print_data=True)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "copy:"
+    assert out[1].split() == ["n", "Triton", "Half"]
+    rows = [list(map(float, line.split())) for line in out[2:4]]
+    assert [r[0] for r in rows] == [1024, 4096]
+    assert all(abs(r[2] - r[1] / 2) < 1e-6 * r[1] for r in rows)
+    assert rows[1][1] > rows[0][1] > 0
+
+
+def test_the_chip_from_the_environment(tmp_path):
+    script = tmp_path / "chip.py"
+    script.write_text("import triton_metal\nprint(triton_metal.get_chip(), "
+                      "triton_metal.get_device_properties()['multiprocessor_count'])\n")
+    r = subprocess.run([sys.executable, str(script)], env=python_env(TRITON_METAL_CHIP="m2-max"),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["m2-max", "38"]
+
+
 # --- the command line ---------------------------------------------------------------
 
 def test_examples_run_and_match_numpy():

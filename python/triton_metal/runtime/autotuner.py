@@ -138,8 +138,10 @@ class Autotuner(KernelInterface):
         return configs
 
     def _bench(self, config, args, kwargs, grid, named):
-        """Simulated microseconds of one launch with `config`, the
-        arguments' memory restored afterwards."""
+        """Simulated microseconds of one launch with `config`. The
+        reset_to_zero arguments are zeroed for it; those and the
+        restore_value ones get their contents back afterwards, so the real
+        launch sees what the caller passed."""
         saved = {}
         for name in set(self.restore_value) | set(self.reset_to_zero):
             v = named.get(name)
