@@ -37,7 +37,7 @@ _installed = False
 def install():
     """Makes `triton` mean triton_metal in this process, and gives CPU-only
     torch what Triton scripts call on it: torch.cuda.synchronize, streams
-    on torch.cpu, fp16 matmul."""
+    on torch.cpu, the fp16 ops old CPU torch lacks."""
     global _installed
     if _installed:
         return
@@ -66,26 +66,36 @@ def install():
         cpu.set_stream = lambda stream: None
         cpu.current_stream = lambda device=None: Stream()
         cpu.synchronize = getattr(cpu, "synchronize", lambda device=None: None)
-    _half_matmul(torch)
+    _half_fallbacks(torch)
 
 
-def _half_matmul(torch):
-    """Older torch (Debian 12's 1.13) has no fp16 matmul on the CPU, which
-    scripts use for their reference results: there it is computed in
-    float32 and rounded to fp16."""
-    a = torch.ones(2, 2, dtype=torch.float16)
-    try:
-        torch.matmul(a, a)
-        return
-    except RuntimeError:
-        pass
+def _half_fallbacks(torch):
+    """Older torch (Debian 12's 1.13) lacks some fp16 ops on the CPU that
+    scripts use for their reference results (matmul, layer_norm...): where
+    one raises "not implemented for 'Half'", it is computed in float32 and
+    rounded to fp16 (autograd follows the conversions)."""
+    import functools
+
+    def to(args, dtype):
+        return [a.to(dtype) if isinstance(a, torch.Tensor) and a.dtype == torch.float16
+                else a for a in args]
+
+    def fallback(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except RuntimeError as e:
+                if "not implemented for 'Half'" not in str(e):
+                    raise
+            out = fn(*to(args, torch.float32),
+                     **dict(zip(kwargs, to(kwargs.values(), torch.float32))))
+            return out.to(torch.float16) if isinstance(out, torch.Tensor) else out
+        return wrapper
+
+    for owner, name in ((torch, "matmul"), (torch, "mm"), (torch, "bmm"),
+                        (torch.nn.functional, "layer_norm"),
+                        (torch.nn.functional, "softmax"), (torch, "softmax")):
+        setattr(owner, name, fallback(getattr(owner, name)))
     matmul = torch.matmul
-
-    def half_matmul(x, y, *args, **kwargs):
-        if getattr(x, "dtype", None) == torch.float16 or getattr(y, "dtype", None) == torch.float16:
-            out = matmul(x.float(), y.float(), *args, **kwargs)
-            return out.to(torch.float16)
-        return matmul(x, y, *args, **kwargs)
-
-    torch.matmul = half_matmul
-    torch.Tensor.__matmul__ = lambda x, y: half_matmul(x, y)
+    torch.Tensor.__matmul__ = lambda x, y: matmul(x, y)

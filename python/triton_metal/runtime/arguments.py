@@ -140,6 +140,11 @@ def classify(name, value):
         key = np.dtype(value).name
         if key in _NUMPY_DTYPES:
             return ("dtype", _NUMPY_DTYPES[key])
+    if t.__name__ == "TensorDescriptor":
+        raise TypeError(
+            f"argument '{name}': a host TensorDescriptor (a TMA feature of "
+            "NVIDIA Hopper); pass the tensor and build the descriptor in the "
+            "kernel with tl.make_tensor_descriptor")
     if hasattr(value, "__array_interface__"):
         import numpy as np
         return _numpy_pointer(name, np.asarray(value))

@@ -1,0 +1,1 @@
+"""triton_metal.tools: what Triton's tools offer host code."""
