@@ -500,6 +500,39 @@ def test_unmodified_triton_script_runs_with_import_triton(tmp_path):
     assert r.stdout.strip() == "ok triton_metal metal"
 
 
+def test_host_tensor_descriptors_are_a_type_error():
+    from triton_metal.tools.tensor_descriptor import TensorDescriptor
+    x = np.ones((16, 16), np.float32)
+    desc = TensorDescriptor(x, [16, 16], [16, 1], [16, 16])
+    with pytest.raises(TypeError, match="tl.make_tensor_descriptor"):
+        kernels.add_kernel[(1,)](desc, x, x, 16, BLOCK=16)
+
+
+@needs_torch
+def test_run_gives_cpu_torch_what_triton_scripts_call(tmp_path):
+    script = tmp_path / "torch_calls.py"
+    script.write_text(inspect.cleandoc('''
+        import torch
+        import triton
+        a = torch.randn(8, 8).half()
+        b = torch.randn(8, 8).half()
+        want = (a.float() @ b.float()).half()
+        assert torch.equal(torch.matmul(a, b), want)
+        assert torch.equal(a @ b, want)
+        y = torch.nn.functional.layer_norm(a, (8,))
+        assert y.dtype == torch.float16
+        torch.cuda.synchronize()
+        s = torch.cpu.Stream()
+        torch.cpu.set_stream(s)
+        assert triton.runtime.driver.active.get_active_torch_device().type == "cpu"
+        print("ok")
+        '''))
+    r = subprocess.run([sys.executable, "-m", "triton_metal", "run", str(script)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
 def test_ctrl_c_stops_a_long_launch(tmp_path):
     script = tmp_path / "spin.py"
     script.write_text(inspect.cleandoc('''
