@@ -508,11 +508,15 @@ TEST(TritonCorpus, Gelu) {
 namespace mtlemu::testing {
 namespace {
 
-const std::string kOriginal = TritonKernelFile("original_design.py");
+// examples/triton/: the kernels of the original design, as the triton_metal
+// package runs them (each in its own script).
+std::string Example(const char* name) {
+  return std::string(MTLEMU_SOURCE_DIR) + "/examples/triton/" + name;
+}
 
 TEST(TritonOriginalDesign, VectorAdd) {
   const int n = 5000;
-  TritonHarness h(kOriginal);
+  TritonHarness h(Example("vector_add.py"));
   std::vector<float> x = RandomFloats(n, 101), y = RandomFloats(n, 102);
   h.Buffer("x_ptr", "fp32", x);
   h.Buffer("y_ptr", "fp32", y);
@@ -526,7 +530,7 @@ TEST(TritonOriginalDesign, VectorAdd) {
 
 TEST(TritonOriginalDesign, MatrixMultiply) {
   const int M = 70, N = 50, K = 45;
-  TritonHarness h(kOriginal);
+  TritonHarness h(Example("matmul.py"));
   std::vector<float> a = RandomFloats(M * K, 103), b = RandomFloats(K * N, 104);
   h.Buffer("a_ptr", "fp32", a);
   h.Buffer("b_ptr", "fp32", b);
@@ -560,7 +564,7 @@ TEST(TritonOriginalDesign, MatrixMultiply) {
 
 TEST(TritonOriginalDesign, StridedAccess) {
   const int n = 1000, stride = 3;
-  TritonHarness h(kOriginal);
+  TritonHarness h(Example("strided.py"));
   std::vector<float> x = RandomFloats(n, 105);
   h.Buffer("x_ptr", "fp32", x);
   auto out = h.Buffer("output_ptr", "fp32", std::vector<float>(n, -7.0f));
