@@ -538,10 +538,7 @@ class Reader : public TextParser {
         ValueRef ref;
         const Type* t = nullptr;
         int loc = -1;
-        if (!ParseValueRef(&ref) || !Expect(':', "after a block argument") ||
-            !ParseType(&t) || !TryLoc(&loc)) {
-          return false;
-        }
+        if (!ParseBlockArgument(&ref, &t, &loc)) return false;
         if (loc >= 0) checked_locs_.push_back(loc);
         if (!DefineArg(b.scratch->add_arg(t), ref, -1)) return false;
         b.arg_names.push_back(ref);
@@ -795,6 +792,12 @@ class Reader : public TextParser {
     return true;
   }
 
+  // One block argument, "%a: f32 loc(...)" (the loc optional).
+  bool ParseBlockArgument(ValueRef* ref, const Type** type, int* loc) {
+    return ParseValueRef(ref) && Expect(':', "after a block argument") &&
+           ParseType(type) && TryLoc(loc);
+  }
+
   // "^bb0(%a: f32 loc(...), %b: f32):" or "^bb0:".
   bool ParseBlockHeader(Block* block) {
     ++pos_;
@@ -807,10 +810,7 @@ class Reader : public TextParser {
           ValueRef ref;
           const Type* t = nullptr;
           int loc = -1;
-          if (!ParseValueRef(&ref) || !Expect(':', "after a block argument") ||
-              !ParseType(&t) || !TryLoc(&loc)) {
-            return false;
-          }
+          if (!ParseBlockArgument(&ref, &t, &loc)) return false;
           if (!DefineArg(block->add_arg(t), ref, loc)) return false;
         } while (Try(','));
         if (!Expect(')', "to close the block arguments")) return false;
