@@ -26,7 +26,7 @@ _UNSUPPORTED = {
 }
 
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
-_INT64_MIN, _UINT64_MAX = -(2 ** 63), 2 ** 64 - 1
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
 class Pointer:
@@ -101,8 +101,10 @@ def classify(name, value):
     if t is bool:
         return ("bool", value)
     if t is int:
-        if not _INT64_MIN <= value <= _UINT64_MAX:
-            raise TypeError(f"argument '{name}': {value} does not fit in 64 bits")
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise TypeError(
+                f"argument '{name}': {value} does not fit in int64 (Triton "
+                "would pass it as uint64, which triton_metal does not yet)")
         return ("int", value)
     if t is float:
         return ("float", value)
