@@ -185,9 +185,16 @@ struct Memory {
 // sets the dispatch's interrupt flag (so the dispatch stops at its next
 // check); afterwards Python's handler is back, and an interrupt that came
 // is handed to Python as KeyboardInterrupt.
+//
+// Only on the thread that imported the module (Python's main thread, which
+// is where Python handles signals); launches from other threads run
+// without it.
+unsigned long main_thread = 0;
+
 class SigintToInterrupt {
  public:
   explicit SigintToInterrupt(std::atomic<bool>* flag) {
+    if (PyThread_get_thread_ident() != main_thread) return;
     flag_ = flag;
     struct sigaction ours = {};
     ours.sa_handler = [](int) { flag_->store(true); };
@@ -199,7 +206,8 @@ class SigintToInterrupt {
   }
   // After the dispatch, with the GIL: KeyboardInterrupt if Ctrl-C came.
   void Raise() {
-    if (installed_) sigaction(SIGINT, &previous_, nullptr);
+    if (!installed_) return;
+    sigaction(SIGINT, &previous_, nullptr);
     installed_ = false;
     if (flag_->load()) {
       PyErr_SetInterrupt();
@@ -326,6 +334,7 @@ py::list Chips() {
 PYBIND11_MODULE(_core, m) {
   using namespace mtlemu::python;
   m.doc() = "mtlemu's Triton compiler and Apple GPU emulator (C++ core)";
+  main_thread = PyThread_get_thread_ident();
 
   static py::exception<CompileFailure> compile_error(m, "CompilationError",
                                                      PyExc_Exception);
