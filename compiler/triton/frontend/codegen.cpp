@@ -1,6 +1,7 @@
 // Statements and structured control flow.
 #include "compiler/triton/frontend/codegen.h"
 
+#include <functional>
 #include <set>
 
 #include "compiler/triton/frontend/builtins.h"
@@ -160,6 +161,24 @@ PyValue RebuildFromTensors(const PyValue& shape_of,
   }
   return shape_of;
 }
+
+namespace {
+
+// `v` with each of its tensors (and descriptors) replaced by a new IR value
+// of the same type that `make` gives: a block argument, an op's result.
+PyValue WithNewValues(const PyValue& v,
+                      const std::function<ir::Value*(const ir::Type*)>& make) {
+  std::vector<Tensor> ts;
+  FlattenTensors(v, ts);
+  std::vector<Tensor> fresh;
+  for (const Tensor& t : ts) {
+    fresh.push_back(Tensor{make(t.handle->type()), t.dtype, t.shape});
+  }
+  size_t next = 0;
+  return RebuildFromTensors(v, fresh, next);
+}
+
+}  // namespace
 
 CodeGen::CodeGen(Compilation& compilation, ir::Builder* builder)
     : compilation_(compilation), builder_(builder) {
@@ -619,15 +638,8 @@ void CodeGen::ExecDynamicFor(const py::ForStmt& s, const PyValue& range,
     ir::Value* iv_arg = block->add_arg(iv_type->ToIr(), target->id);
     frame.locals = before;
     for (auto& [n, v] : carried) {
-      std::vector<Tensor> ts;
-      FlattenTensors(v, ts);
-      std::vector<Tensor> args;
-      for (const Tensor& t : ts) {
-        args.push_back(
-            Tensor{block->add_arg(t.handle->type(), n), t.dtype, t.shape});
-      }
-      size_t next = 0;
-      frame.locals[n] = RebuildFromTensors(v, args, next);
+      frame.locals[n] = WithNewValues(
+          v, [&](const ir::Type* t) { return block->add_arg(t, n); });
     }
     ir::Block* saved = b.block();
     b.set_block(block);
@@ -749,15 +761,8 @@ void CodeGen::ExecDynamicFor(const py::ForStmt& s, const PyValue& range,
   }
   frame.locals = before;
   for (auto& [n, v] : carried) {
-    std::vector<Tensor> ts;
-    FlattenTensors(v, ts);
-    std::vector<Tensor> results;
-    for (const Tensor& t : ts) {
-      results.push_back(
-          Tensor{op->add_result(t.handle->type()), t.dtype, t.shape});
-    }
-    size_t next = 0;
-    frame.locals[n] = RebuildFromTensors(v, results, next);
+    frame.locals[n] =
+        WithNewValues(v, [&](const ir::Type* t) { return op->add_result(t); });
   }
 }
 
@@ -783,15 +788,8 @@ CodeGen::Flow CodeGen::ExecWhile(const py::WhileStmt& s, Frame& frame) {
                        const std::map<std::string, PyValue>& vals) {
     frame.locals = before;
     for (auto& [n, v] : vals) {
-      std::vector<Tensor> ts;
-      FlattenTensors(v, ts);
-      std::vector<Tensor> args;
-      for (const Tensor& t : ts) {
-        args.push_back(
-            Tensor{block->add_arg(t.handle->type(), n), t.dtype, t.shape});
-      }
-      size_t next = 0;
-      frame.locals[n] = RebuildFromTensors(v, args, next);
+      frame.locals[n] = WithNewValues(
+          v, [&](const ir::Type* t) { return block->add_arg(t, n); });
     }
   };
   for (int attempt = 0;; ++attempt) {
@@ -875,15 +873,8 @@ CodeGen::Flow CodeGen::ExecWhile(const py::WhileStmt& s, Frame& frame) {
   b.set_block(saved);
   frame.locals = before;
   for (auto& [n, v] : carried) {
-    std::vector<Tensor> ts;
-    FlattenTensors(v, ts);
-    std::vector<Tensor> results;
-    for (const Tensor& t : ts) {
-      results.push_back(
-          Tensor{op->add_result(t.handle->type()), t.dtype, t.shape});
-    }
-    size_t next = 0;
-    frame.locals[n] = RebuildFromTensors(v, results, next);
+    frame.locals[n] =
+        WithNewValues(v, [&](const ir::Type* t) { return op->add_result(t); });
   }
   return Flow::kNext;
 }
