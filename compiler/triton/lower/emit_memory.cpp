@@ -289,18 +289,7 @@ void KernelLowering::EmitBlockLoad(const ir::Operation& op) {
   const std::string base = NewName(r);
   Slots out(l.slots());
   for (int s = 0; s < l.slots(); ++s) {
-    std::string addr = bp + ".base", ok;
-    for (int d = 0; d < l.rank(); ++d) {
-      const std::string c = NewTemp("c");
-      Line("const int " + c + " = " + bp + ".offsets[" + std::to_string(d) +
-           "] + (int)" + Coordinate(l, s, d) + ";");
-      addr +=
-          " + (long)" + c + " * " + bp + ".strides[" + std::to_string(d) + "]";
-      if (check[d]) {
-        ok += (ok.empty() ? "" : " && ") + c + " >= 0 && (long)" + c + " < " +
-              bp + ".shape[" + std::to_string(d) + "]";
-      }
-    }
+    const auto [addr, ok] = BlockElement(bp, l, s, check);
     const std::string name = base + "_" + std::to_string(s);
     if (ok.empty()) {
       Line(type + " " + name + " = *(" + addr + ");");
@@ -311,6 +300,24 @@ void KernelLowering::EmitBlockLoad(const ir::Operation& op) {
     out[s] = name;
   }
   Bind(r, l, std::move(out));
+}
+
+std::pair<std::string, std::string> KernelLowering::BlockElement(
+    const std::string& bp, const Layout& l, int slot,
+    const std::vector<bool>& check) {
+  std::string addr = bp + ".base", ok;
+  for (int d = 0; d < l.rank(); ++d) {
+    const std::string c = NewTemp("c");
+    Line("const int " + c + " = " + bp + ".offsets[" + std::to_string(d) +
+         "] + (int)" + Coordinate(l, slot, d) + ";");
+    addr +=
+        " + (long)" + c + " * " + bp + ".strides[" + std::to_string(d) + "]";
+    if (check[d]) {
+      ok += (ok.empty() ? "" : " && ") + c + " >= 0 && (long)" + c + " < " +
+            bp + ".shape[" + std::to_string(d) + "]";
+    }
+  }
+  return {addr, ok};
 }
 
 void KernelLowering::EmitBlockStore(const ir::Operation& op) {
@@ -326,18 +333,7 @@ void KernelLowering::EmitBlockStore(const ir::Operation& op) {
   Line("if (" + canonical + ") {");
   ++indent_;
   for (int s = 0; s < l.slots(); ++s) {
-    std::string addr = bp + ".base", ok;
-    for (int d = 0; d < l.rank(); ++d) {
-      const std::string c = NewTemp("c");
-      Line("const int " + c + " = " + bp + ".offsets[" + std::to_string(d) +
-           "] + (int)" + Coordinate(l, s, d) + ";");
-      addr +=
-          " + (long)" + c + " * " + bp + ".strides[" + std::to_string(d) + "]";
-      if (check[d]) {
-        ok += (ok.empty() ? "" : " && ") + c + " >= 0 && (long)" + c + " < " +
-              bp + ".shape[" + std::to_string(d) + "]";
-      }
-    }
+    const auto [addr, ok] = BlockElement(bp, l, s, check);
     Line((ok.empty() ? "" : "if (" + ok + ") ") + "*(" + addr + ") = " + v[s] +
          ";");
   }

@@ -74,6 +74,12 @@ class KernelLowering {
   void EmitBlockPointer(const ir::Operation& op);
   void EmitBlockLoad(const ir::Operation& op);
   void EmitBlockStore(const ir::Operation& op);
+  // Slot `slot`'s element of block pointer `bp` in layout `l`: its address
+  // and, for the dimensions `check` marks, its bounds condition ("" for
+  // none); the coordinates are written as lines.
+  std::pair<std::string, std::string> BlockElement(
+      const std::string& bp, const Layout& l, int slot,
+      const std::vector<bool>& check);
   void EmitDescriptor(const ir::Operation& op);
   std::string AtomicExpr(const ir::Operation& op, const std::string& ptr,
                          const std::string& val, const std::string& cmp);
