@@ -1230,7 +1230,10 @@ class Reader : public TextParser {
         t.results = {to, to};
         return true;
       }
-      case OpCode::kGather: {
+      case OpCode::kGather:
+      case OpCode::kDescriptorGather: {
+        // "%src[%idx] {attrs} : (types) -> type" (src: a tensor or a
+        // descriptor).
         ValueRef src;
         std::vector<const Type*> ins;
         if (!ParseValueRef(&src) || !ParseBracketRefs(&refs)) return false;
@@ -1356,17 +1359,6 @@ class Reader : public TextParser {
           if (!AddOperand(op, r, Type::I32())) return false;
         }
         return true;
-      }
-      case OpCode::kDescriptorGather: {
-        ValueRef desc;
-        std::vector<const Type*> ins;
-        if (!ParseValueRef(&desc) || !ParseBracketRefs(&refs)) return false;
-        refs.insert(refs.begin(), desc);
-        if (!ParseOptionalAttrDict(op) || !Expect(':', before_type) ||
-            !ParseFunctionType(&ins, &t.results)) {
-          return false;
-        }
-        return AddOperands(op, refs, ins, t.pos);
       }
       case OpCode::kDescriptorScatter: {
         ValueRef desc, value;
