@@ -8,18 +8,21 @@ namespace mtlemu::api {
 Result<std::shared_ptr<Library>> newLibraryWithSource(
     Device& device, std::string_view source, const msl::CompileOptions& options,
     std::string_view file, const std::vector<std::string>& kernels) {
+  const msl::PreprocessedSource preprocessed =
+      msl::Preprocess(source, file, options);
+  if (!preprocessed.ok()) {
+    return Error{isa::FormatDiagnostics(preprocessed.errors)};
+  }
   const compiler::ModuleCache cache = compiler::ModuleCache::FromEnvironment();
-  const std::optional<std::string> key =
-      cache.enabled()
-          ? compiler::ModuleCache::Key(source, file, options, kernels)
-          : std::nullopt;
-  if (key) {
+  std::optional<std::string> key;
+  if (cache.enabled()) {
+    key = compiler::ModuleCache::Key(preprocessed, options, kernels);
     if (std::optional<isa::Module> cached = cache.Load(*key)) {
       return device.newLibraryWithModule(std::move(*cached));
     }
   }
   Result<isa::Module> module =
-      compiler::CompileMsl(source, file, options, kernels);
+      compiler::CompileMsl(preprocessed, options, kernels);
   if (!module.ok()) return module.error();
   if (key) cache.Store(*key, module.value());
   return device.newLibraryWithModule(std::move(module).value());

@@ -64,19 +64,12 @@ ModuleCache ModuleCache::FromEnvironment() {
   return ModuleCache("");
 }
 
-std::optional<std::string> ModuleCache::Key(
-    std::string_view source, std::string_view file,
-    const msl::CompileOptions& options,
-    const std::vector<std::string>& kernels) {
-  // A quoted include names a file the key cannot see.
-  for (size_t at = source.find("#include"); at != std::string_view::npos;
-       at = source.find("#include", at + 1)) {
-    const size_t q = source.find_first_not_of(" \t", at + 8);
-    if (q != std::string_view::npos && source[q] == '"') return std::nullopt;
-  }
+std::string ModuleCache::Key(const msl::PreprocessedSource& preprocessed,
+                             const msl::CompileOptions& options,
+                             const std::vector<std::string>& kernels) {
   uint64_t h = CompilerHash();
-  h = Hash(source, h);
-  h = Hash(std::string("\0file:", 6) + std::string(file), h);
+  h = Hash(preprocessed.text, h);
+  h = Hash(std::string("\0file:", 6) + preprocessed.files[0].name, h);
   h = Hash(options.fast_math ? std::string_view("\0fast", 5)
                              : std::string_view("\0precise", 8),
            h);

@@ -1,12 +1,12 @@
 // The on-disk cache of compiled modules: MSL compiled once is loaded from
-// the cache the next time, keyed by a hash of the source, the file name,
-// the compile options, the kernels asked for, and the compiler itself (the
-// running executable and the embedded shims), so any rebuild invalidates.
+// the cache the next time, keyed by a hash of the preprocessed source (so
+// every header it includes counts), the file name, the compile options, the
+// kernels asked for, and the compiler itself (the running executable and
+// the embedded shims), so any rebuild invalidates. Preprocessing is a
+// small part of a compile.
 //
 // Where: $MTLEMU_CACHE_DIR, else $XDG_CACHE_HOME/mtlemu, else
 // $HOME/.cache/mtlemu. MTLEMU_CACHE_DIR=off (or an empty one) disables it.
-// Sources with quoted #include "..." are not cached: their headers could
-// change under the same key.
 #pragma once
 
 #include <optional>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "compiler/msl/frontend.h"
+#include "compiler/msl/preprocessor.h"
 #include "isa/module.h"
 
 namespace mtlemu::compiler {
@@ -29,11 +30,10 @@ class ModuleCache {
   bool enabled() const { return !directory_.empty(); }
   const std::string& directory() const { return directory_; }
 
-  // The key for a compilation, or nullopt when it must not be cached.
-  static std::optional<std::string> Key(
-      std::string_view source, std::string_view file,
-      const msl::CompileOptions& options,
-      const std::vector<std::string>& kernels);
+  // The key for a compilation of a source preprocessed without errors.
+  static std::string Key(const msl::PreprocessedSource& preprocessed,
+                         const msl::CompileOptions& options,
+                         const std::vector<std::string>& kernels);
 
   // A cached module, or nullopt (missing, unreadable, damaged, or written
   // by another version: all the same, a miss).

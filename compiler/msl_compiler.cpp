@@ -13,7 +13,14 @@ namespace mtlemu::compiler {
 Result<isa::Module> CompileMsl(std::string_view source, std::string_view file,
                                const msl::CompileOptions& options,
                                const std::vector<std::string>& kernels) {
-  msl::FrontendResult front = msl::CompileMsl(source, file, options);
+  return CompileMsl(msl::Preprocess(source, file, options), options, kernels);
+}
+
+Result<isa::Module> CompileMsl(const msl::PreprocessedSource& preprocessed,
+                               const msl::CompileOptions& options,
+                               const std::vector<std::string>& kernels) {
+  const std::string& file = preprocessed.files[0].name;
+  msl::FrontendResult front = msl::CompileMsl(preprocessed, options);
   if (!front.ok()) return Error{isa::FormatDiagnostics(front.errors)};
   std::vector<const msl::KernelDeclaration*> chosen;
   for (const msl::KernelDeclaration& k : front.kernels) {
@@ -29,7 +36,7 @@ Result<isa::Module> CompileMsl(std::string_view source, std::string_view file,
       for (const auto& k : front.kernels) {
         known += (known.empty() ? "" : ", ") + k.name;
       }
-      return Error{"no kernel named '" + name + "' in " + std::string(file) +
+      return Error{"no kernel named '" + name + "' in " + file +
                    " (it has: " + (known.empty() ? "none" : known) + ")"};
     }
   }
@@ -41,15 +48,15 @@ Result<isa::Module> CompileMsl(std::string_view source, std::string_view file,
   const std::vector<std::string> unexpected =
       air::UnexpectedConstructs(*front.module);
   if (!unexpected.empty()) {
-    return Error{std::string(file) + ": unsupported: " + unexpected.front()};
+    return Error{file + ": unsupported: " + unexpected.front()};
   }
   isa::Module module;
-  module.files.push_back(std::string(file));
+  module.files.push_back(file);
   for (const auto* k : chosen) {
     const llvm::Function* f = front.module->getFunction(k->ir_name);
     Result<isa::Kernel> kernel = air::LowerKernel(*f, *k, module.files);
     if (!kernel.ok()) {
-      return Error{std::string(file) + ": " + kernel.error().message};
+      return Error{file + ": " + kernel.error().message};
     }
     module.kernels.push_back(std::move(kernel).value());
   }

@@ -9,6 +9,7 @@
 
 #include "common/result.h"
 #include "compiler/msl/frontend.h"
+#include "compiler/msl/preprocessor.h"
 #include "isa/module.h"
 
 namespace mtlemu::compiler {
@@ -18,6 +19,10 @@ namespace mtlemu::compiler {
 // Errors: the compiler's diagnostics ("file:line:col: error: ..." with the
 // source line) or "unsupported: ..." naming the construct.
 Result<isa::Module> CompileMsl(std::string_view source, std::string_view file,
+                               const msl::CompileOptions& options,
+                               const std::vector<std::string>& kernels = {});
+// The same from a source already preprocessed with these options.
+Result<isa::Module> CompileMsl(const msl::PreprocessedSource& preprocessed,
                                const msl::CompileOptions& options,
                                const std::vector<std::string>& kernels = {});
 

@@ -23,100 +23,14 @@
 
 #include "compiler/msl/attribute_rewriter.h"
 #include "compiler/msl/clang_invocation.h"
+#include "compiler/msl/diagnostics.h"
+#include "compiler/msl/preprocessor.h"
 #include "compiler/msl/precompiled_shims.h"
 #include "compiler/msl/shim_attributes.h"
 #include "compiler/msl/shim_files.h"
 
 namespace mtlemu::msl {
 namespace {
-
-// --- diagnostics
-// ---------------------------------------------------------------
-
-// Formats clang's diagnostics as "file:line:col: error: message", the
-// user's own source line and a caret, mapping columns in the main file back
-// through the attribute rewrite.
-class DiagnosticCollector : public clang::DiagnosticConsumer {
- public:
-  DiagnosticCollector(std::string file, std::string_view original,
-                      const RewrittenSource& rewritten, FrontendResult& out)
-      : file_(std::move(file)),
-        original_(original),
-        rewritten_(rewritten),
-        out_(out) {}
-
-  void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
-                        const clang::Diagnostic& info) override {
-    if (IsShimAttributeNoise(info)) return;
-    DiagnosticConsumer::HandleDiagnostic(level, info);
-    const bool note = level == clang::DiagnosticsEngine::Note;
-    if (level < clang::DiagnosticsEngine::Warning && !note) return;
-    llvm::SmallString<256> message;
-    info.FormatDiagnostic(message);
-    isa::Diagnostic d;
-    d.message = std::string(message);
-    std::string snippet;
-    if (info.hasSourceManager() && info.getLocation().isValid()) {
-      const clang::SourceManager& sm = info.getSourceManager();
-      const clang::SourceLocation loc = sm.getFileLoc(info.getLocation());
-      const clang::PresumedLoc p = sm.getPresumedLoc(loc);
-      if (p.isValid()) {
-        d.file = p.getFilename();
-        d.line = static_cast<int>(p.getLine());
-        d.column = static_cast<int>(p.getColumn());
-        if (sm.isInMainFile(loc)) {
-          d.file = file_;
-          MapToOriginal(sm.getFileOffset(loc), d, snippet);
-        }
-      }
-    }
-    const bool error = level >= clang::DiagnosticsEngine::Error;
-    if (note) {
-      // "candidate template ignored: ..." and the like: part of the error
-      // or warning before it.
-      std::string text = d.ToString();
-      const size_t at = text.find(": error: ");
-      if (at != std::string::npos) text.replace(at, 9, ": note: ");
-      if (last_was_error_ && !out_.errors.empty()) {
-        out_.errors.back().message += "\n" + text + snippet;
-      } else if (!out_.warnings.empty()) {
-        out_.warnings.back() += "\n" + text + snippet;
-      }
-      return;
-    }
-    last_was_error_ = error;
-    if (error) {
-      d.message += snippet;
-      out_.errors.push_back(std::move(d));
-    } else {
-      std::string text = d.ToString();
-      const size_t at = text.find(": error: ");
-      if (at != std::string::npos) text.replace(at, 9, ": warning: ");
-      out_.warnings.push_back(text + snippet);
-    }
-  }
-
- private:
-  void MapToOriginal(size_t rewritten_offset, isa::Diagnostic& d,
-                     std::string& snippet) const {
-    const size_t offset =
-        std::min(rewritten_.OriginalOffset(rewritten_offset), original_.size());
-    const size_t newline = offset == 0 ? std::string_view::npos
-                                       : original_.rfind('\n', offset - 1);
-    const size_t start = newline == std::string_view::npos ? 0 : newline + 1;
-    size_t end = original_.find('\n', offset);
-    if (end == std::string_view::npos) end = original_.size();
-    d.column = static_cast<int>(offset - start) + 1;
-    snippet = "\n  " + std::string(original_.substr(start, end - start)) +
-              "\n  " + std::string(offset - start, ' ') + "^";
-  }
-
-  bool last_was_error_ = false;
-  std::string file_;
-  std::string_view original_;
-  const RewrittenSource& rewritten_;
-  FrontendResult& out_;
-};
 
 // --- the kernels' argument tables
 // ------------------------------------------------
@@ -422,16 +336,24 @@ FrontendResult::~FrontendResult() {
 
 FrontendResult CompileMsl(std::string_view source, std::string_view file,
                           const CompileOptions& options) {
+  const PreprocessedSource preprocessed = Preprocess(source, file, options);
+  return CompileMsl(preprocessed, options);
+}
+
+FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
+                          const CompileOptions& options) {
   FrontendResult result;
   result.context = std::make_unique<llvm::LLVMContext>();
-  const RewrittenSource rewritten = RewriteMetalAttributes(source);
+  result.warnings = preprocessed.warnings;
+  if (!preprocessed.ok()) {
+    result.errors = preprocessed.errors;
+    return result;
+  }
+  const RewrittenSource rewritten = RewriteMetalAttributes(preprocessed.text);
 
-  // The main file sits at its own absolute path in an in-memory layer over
-  // the real file system (so its #include "..." resolve), the shims under
-  // kShimDirectory.
-  std::error_code ec;
-  std::string path = std::filesystem::absolute(std::string(file), ec).string();
-  if (ec) path = "/" + std::string(file);
+  // The main file sits at its own absolute path in memory, the shims under
+  // kShimDirectory; everything it included is already in its text.
+  const std::string& path = preprocessed.main_path;
   auto memory = ShimFileSystem();
   memory->addFile(path, 0,
                   llvm::MemoryBuffer::getMemBufferCopy(rewritten.text));
@@ -452,7 +374,6 @@ FrontendResult CompileMsl(std::string_view source, std::string_view file,
     args.push_back("-D" + name + (value.empty() ? "" : "=" + value));
   }
   // Function constants: each declaration reads __MTLEMU_FC_<index>.
-  args.push_back("-Dis_function_constant_defined(x)=__mtlemu_fc_defined_##x");
   for (const RewrittenSource::FunctionConstant& fc :
        rewritten.function_constants) {
     const std::string* value = nullptr;
@@ -464,24 +385,36 @@ FrontendResult CompileMsl(std::string_view source, std::string_view file,
     args.push_back("-D__mtlemu_fc_defined_" + fc.name + "=" +
                    (value ? "1" : "0"));
   }
+  // The shims as the PCH has them: the prelude and <metal_stdlib>, whether
+  // the source included it or not (preprocessing took its #include away).
   if (!pch.empty()) {
     args.insert(args.end(), {"-include-pch", kShimPchPath});
-  } else if (kShimPrelude != nullptr) {
-    args.insert(args.end(), {"-include", kShimPrelude});
+  } else {
+    if (kShimPrelude != nullptr) {
+      args.insert(args.end(), {"-include", kShimPrelude});
+    }
+    args.insert(args.end(), {"-include", kShimPchHeader});
   }
   args.push_back(path);
   std::vector<const char*> argv;
   for (const std::string& a : args) argv.push_back(a.c_str());
 
-  DiagnosticCollector collector(std::string(file), source, rewritten, result);
+  const PositionMapper mapper =
+      [&](const clang::SourceManager& sm,
+          clang::SourceLocation loc) -> std::optional<UserPosition> {
+    const auto [fid, offset] = sm.getDecomposedLoc(loc);
+    if (fid != sm.getMainFileID()) return std::nullopt;
+    return preprocessed.Locate(rewritten.OriginalOffset(offset));
+  };
+  DiagnosticCollector collector(mapper, result.errors, result.warnings);
   clang::CompilerInstance ci;
   ci.createDiagnostics(&collector, /*ShouldOwnClient=*/false);
   auto invocation = std::make_shared<clang::CompilerInvocation>();
   if (!clang::CompilerInvocation::CreateFromArgs(*invocation, argv,
                                                  ci.getDiagnostics())) {
     if (result.errors.empty()) {
-      result.errors.push_back(
-          {std::string(file), 0, 0, "internal error: bad compiler arguments"});
+      result.errors.push_back({preprocessed.files[0].name, 0, 0,
+                               "internal error: bad compiler arguments"});
     }
     return result;
   }

@@ -32,6 +32,9 @@ struct CompileOptions {
   // Constants not given are undefined: is_function_constant_defined()
   // is false for them and they read as zero.
   std::vector<std::pair<std::string, std::string>> function_constants;
+  // -I: folders searched for #include "..." and <...> after the including
+  // file's own folder, in order.
+  std::vector<std::string> include_directories;
 };
 
 enum class ParameterKind {
@@ -79,8 +82,13 @@ struct FrontendResult {
   bool ok() const { return errors.empty() && module != nullptr; }
 };
 
+struct PreprocessedSource;  // preprocessor.h
+
 // `file` names the source in messages and resolves its #include "..."s.
 FrontendResult CompileMsl(std::string_view source, std::string_view file,
+                          const CompileOptions& options);
+// The same from a source already preprocessed with these options.
+FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
                           const CompileOptions& options);
 
 // The text of a module, for `mtlemu compile --emit-llvm`.

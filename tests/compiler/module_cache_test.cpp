@@ -18,6 +18,15 @@ kernel void twice(device float* a [[buffer(0)]],
                   uint id [[thread_position_in_grid]]) { a[id] *= 2.0f; }
 )";
 
+std::string Key(std::string_view source, std::string_view file,
+                const msl::CompileOptions& options,
+                const std::vector<std::string>& kernels) {
+  const msl::PreprocessedSource preprocessed =
+      msl::Preprocess(source, file, options);
+  EXPECT_TRUE(preprocessed.ok());
+  return ModuleCache::Key(preprocessed, options, kernels);
+}
+
 class ModuleCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -30,32 +39,49 @@ class ModuleCacheTest : public ::testing::Test {
 };
 
 TEST_F(ModuleCacheTest, KeysDependOnEverythingTheOutputDependsOn) {
-  const auto key = ModuleCache::Key(kSource, "a.metal", {}, {});
-  ASSERT_TRUE(key.has_value());
-  EXPECT_EQ(key, ModuleCache::Key(kSource, "a.metal", {}, {}));
-  EXPECT_NE(key,
-            ModuleCache::Key(std::string(kSource) + " ", "a.metal", {}, {}));
-  EXPECT_NE(key, ModuleCache::Key(kSource, "b.metal", {}, {}));
-  EXPECT_NE(key, ModuleCache::Key(kSource, "a.metal", {}, {"twice"}));
+  const std::string key = Key(kSource, "a.metal", {}, {});
+  EXPECT_EQ(key, Key(kSource, "a.metal", {}, {}));
+  std::string changed = kSource;
+  changed.replace(changed.find("2.0f"), 4, "3.0f");
+  EXPECT_NE(key, Key(changed, "a.metal", {}, {}));
+  EXPECT_NE(key, Key(kSource, "b.metal", {}, {}));
+  EXPECT_NE(key, Key(kSource, "a.metal", {}, {"twice"}));
   msl::CompileOptions precise;
   precise.fast_math = false;
-  EXPECT_NE(key, ModuleCache::Key(kSource, "a.metal", precise, {}));
+  EXPECT_NE(key, Key(kSource, "a.metal", precise, {}));
   msl::CompileOptions macro;
   macro.macros.push_back({"N", "4"});
-  EXPECT_NE(key, ModuleCache::Key(kSource, "a.metal", macro, {}));
+  EXPECT_NE(key, Key(kSource, "a.metal", macro, {}));
   msl::CompileOptions constant;
   constant.function_constants.push_back({"scale", "2"});
-  EXPECT_NE(key, ModuleCache::Key(kSource, "a.metal", constant, {}));
-  // A quoted include could change without the key seeing it.
-  EXPECT_FALSE(ModuleCache::Key("#include \"mine.h\"\n", "a.metal", {}, {}));
-  EXPECT_FALSE(ModuleCache::Key("#include  \"mine.h\"\n", "a.metal", {}, {}));
+  EXPECT_NE(key, Key(kSource, "a.metal", constant, {}));
+}
+
+// The key is made from the preprocessed text, so a header that changes
+// changes it, and one that is only touched does not.
+TEST_F(ModuleCacheTest, KeysSeeIncludedHeaders) {
+  std::filesystem::create_directories(dir_ / "inc");
+  const auto write_header = [&](const char* text) {
+    std::ofstream(dir_ / "inc" / "scale.h") << text;
+  };
+  const std::string source =
+      "#include \"scale.h\"\n"
+      "kernel void k(device float* a [[buffer(0)]]) { a[0] = SCALE; }\n";
+  msl::CompileOptions options;
+  options.include_directories.push_back((dir_ / "inc").string());
+  write_header("#define SCALE 2.0f\n");
+  const std::string before = Key(source, "a.metal", options, {});
+  write_header("#define SCALE 2.0f\n");
+  EXPECT_EQ(before, Key(source, "a.metal", options, {}));
+  write_header("#define SCALE 3.0f\n");
+  EXPECT_NE(before, Key(source, "a.metal", options, {}));
 }
 
 TEST_F(ModuleCacheTest, StoredModulesLoadBackEqual) {
   const ModuleCache cache(dir_.string());
   Result<isa::Module> compiled = CompileMsl(kSource, "a.metal", {});
   ASSERT_TRUE(compiled.ok()) << compiled.error().message;
-  const std::string key = *ModuleCache::Key(kSource, "a.metal", {}, {});
+  const std::string key = Key(kSource, "a.metal", {}, {});
   EXPECT_FALSE(cache.Load(key).has_value());
   cache.Store(key, compiled.value());
   const std::optional<isa::Module> loaded = cache.Load(key);
