@@ -5,10 +5,12 @@
 namespace mtlemu::cli {
 
 Result<msl::CompileOptions> MakeCompileOptions(
-    const std::vector<std::string>& defines, bool no_fast_math,
+    const std::vector<std::string>& defines,
+    const std::vector<std::string>& include_directories, bool no_fast_math,
     const std::vector<std::string>& constants) {
   msl::CompileOptions options;
   options.fast_math = !no_fast_math;
+  options.include_directories = include_directories;
   for (const std::string& d : defines) {
     const size_t eq = d.find('=');
     options.macros.emplace_back(

@@ -1,4 +1,4 @@
-// The compile options the command line takes (-D, --no-fast-math,
+// The compile options the command line takes (-D, -I, --no-fast-math,
 // --constant), as the compiler wants them.
 #pragma once
 
@@ -11,7 +11,8 @@
 namespace mtlemu::cli {
 
 Result<msl::CompileOptions> MakeCompileOptions(
-    const std::vector<std::string>& defines, bool no_fast_math,
+    const std::vector<std::string>& defines,
+    const std::vector<std::string>& include_directories, bool no_fast_math,
     const std::vector<std::string>& constants);
 
 }  // namespace mtlemu::cli

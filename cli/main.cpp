@@ -55,6 +55,8 @@ void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
                   "Function constant NAME=TYPE:V or INDEX=TYPE:V (.metal)");
   cmd->add_option("-D", run.defines,
                   "Preprocessor macro NAME[=VALUE] (.metal)");
+  cmd->add_option("-I", run.include_directories,
+                  "Folder searched for #include files (.metal; repeatable)");
   cmd->add_flag("--no-fast-math", run.no_fast_math,
                 "Compile .metal with fast math off");
   AddTritonOptions(cmd, run.triton);
@@ -139,9 +141,9 @@ int main(int argc, char** argv) {
   compile_cmd
       ->add_option("file", compile.file, "Kernel file (.metal, .py, .ttir)")
       ->required();
-  compile_cmd->add_option("--kernel,-k", compile.kernel,
+  compile_cmd->add_option("--kernel,-k", compile.kernels,
                           "Kernel name (required for Triton; .metal: lower "
-                          "only this kernel)");
+                          "only these kernels, repeatable)");
   compile_cmd
       ->add_option("--emit", compile.emit,
                    "What to print: isa (default), or for Triton ttir, "
@@ -150,6 +152,8 @@ int main(int argc, char** argv) {
   AddTritonOptions(compile_cmd, compile.triton);
   compile_cmd->add_option("-D", compile.defines,
                           "Preprocessor macro NAME[=VALUE]");
+  compile_cmd->add_option("-I", compile.include_directories,
+                          "Folder searched for #include files (repeatable)");
   compile_cmd->add_option("--constant", compile.constants,
                           "Function constant NAME=TYPE:V or INDEX=TYPE:V");
   compile_cmd->add_flag("--no-fast-math", compile.no_fast_math,

@@ -75,8 +75,8 @@ EncodedLaunch EncodeMetalLaunch(Device& device, ComputeCommandEncoder& encoder,
                                 const RunOptions& options) {
   std::shared_ptr<Library> library = Unwrap(LoadLibrary(
       device, options.file, options.kernel,
-      Unwrap(MakeCompileOptions(options.defines, options.no_fast_math,
-                                options.constants))));
+      Unwrap(MakeCompileOptions(options.defines, options.include_directories,
+                                options.no_fast_math, options.constants))));
   std::shared_ptr<Function> function =
       Unwrap(library->newFunction(options.kernel));
   const isa::Kernel& kernel = function->kernel();

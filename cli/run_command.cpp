@@ -157,6 +157,7 @@ void CheckOptionsApply(const RunOptions& o) {
       {"--threadgroup-memory", !o.threadgroup_memory.empty()},
       {"--constant", !o.constants.empty()},
       {"-D", !o.defines.empty()},
+      {"-I", !o.include_directories.empty()},
       {"--no-fast-math", o.no_fast_math},
   };
   const OptionUse triton_only[] = {

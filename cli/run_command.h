@@ -19,11 +19,12 @@ struct RunOptions {
   std::optional<std::string> groups;  // --groups (dispatchThreadgroups)
   std::optional<std::string> threadgroup;
   std::string chip = "m1";
-  std::vector<std::string> buffers;             // INDEX=SPEC
-  std::vector<std::string> bytes;               // INDEX=TYPE:V,...
-  std::vector<std::string> threadgroup_memory;  // INDEX=BYTES
-  std::vector<std::string> constants;           // NAME|INDEX=TYPE:V
-  std::vector<std::string> defines;             // NAME[=VALUE]
+  std::vector<std::string> buffers;              // INDEX=SPEC
+  std::vector<std::string> bytes;                // INDEX=TYPE:V,...
+  std::vector<std::string> threadgroup_memory;   // INDEX=BYTES
+  std::vector<std::string> constants;            // NAME|INDEX=TYPE:V
+  std::vector<std::string> defines;              // NAME[=VALUE]
+  std::vector<std::string> include_directories;  // -I DIR
   bool no_fast_math = false;
   TritonOptions triton;              // .py, .ttir, .mlir
   std::vector<std::string> outs;     // INDEX=PATH.npy (Triton: NAME=...)

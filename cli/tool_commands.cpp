@@ -61,7 +61,9 @@ bool LoadModule(const std::string& file, isa::Module& module) {
 
 // A Triton kernel compiled for its --arg values; the stage --emit names.
 int CompileTritonCommand(const CompileCommandOptions& options) {
-  if (!options.kernel) return Fail("give --kernel NAME");
+  if (options.kernels.size() != 1) {
+    return Fail("give one --kernel NAME for a Triton file");
+  }
   Result<std::vector<TritonArg>> args =
       ResolveTritonArgs(options.triton.args, /*with_data=*/false);
   if (!args.ok()) return Fail(args.error().message);
@@ -73,9 +75,10 @@ int CompileTritonCommand(const CompileCommandOptions& options) {
     device = std::move(created).value();
   }
   // tl.static_print goes to stderr: stdout is the stage's text alone.
-  Result<api::TritonLibrary> compiled = CompileTritonKernel(
-      device.get(), options.file, *options.kernel, options.triton, args.value(),
-      /*for_launch=*/false, stderr);
+  Result<api::TritonLibrary> compiled =
+      CompileTritonKernel(device.get(), options.file, options.kernels[0],
+                          options.triton, args.value(),
+                          /*for_launch=*/false, stderr);
   if (!compiled.ok()) return Fail(compiled.error().message);
   const api::TritonKernel& kernel = compiled.value().kernel;
   if (emit == "ttir") {
@@ -137,6 +140,7 @@ int ChipsCommand() {
 int CompileCommand(const CompileCommandOptions& options) {
   const OptionUse metal_only[] = {
       {"-D", !options.defines.empty()},
+      {"-I", !options.include_directories.empty()},
       {"--constant", !options.constants.empty()},
       {"--no-fast-math", options.no_fast_math},
       {"--emit-llvm", options.emit_llvm},
@@ -155,12 +159,13 @@ int CompileCommand(const CompileCommandOptions& options) {
   if (api::IsTritonFile(options.file)) return CompileTritonCommand(options);
   Result<std::string> text = ReadTextFile(options.file);
   if (!text.ok()) return Fail(text.error().message);
-  Result<msl::CompileOptions> made = MakeCompileOptions(
-      options.defines, options.no_fast_math, options.constants);
+  Result<msl::CompileOptions> made =
+      MakeCompileOptions(options.defines, options.include_directories,
+                         options.no_fast_math, options.constants);
   if (!made.ok()) return Fail(made.error().message);
   const msl::CompileOptions& compile = made.value();
-  const msl::FrontendResult result =
-      msl::CompileMsl(text.value(), options.file, compile);
+  msl::FrontendResult result = msl::CompileMsl(
+      msl::Preprocess(text.value(), options.file, compile), compile);
   for (const std::string& w : result.warnings) {
     std::fprintf(stderr, "%s\n", w.c_str());
   }
@@ -170,9 +175,7 @@ int CompileCommand(const CompileCommandOptions& options) {
   }
   if (!options.emit_llvm) {
     Result<isa::Module> module =
-        compiler::CompileMsl(text.value(), options.file, compile,
-                             options.kernel ? std::vector{*options.kernel}
-                                            : std::vector<std::string>{});
+        compiler::LowerMsl(std::move(result), options.file, options.kernels);
     if (!module.ok()) return Fail(module.error().message);
     std::fputs(isa::PrintModule(module.value()).c_str(), stdout);
     return kExitOk;

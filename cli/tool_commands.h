@@ -19,11 +19,12 @@ int ChipsCommand();
 
 struct CompileCommandOptions {
   std::string file;
-  std::optional<std::string> kernel;
-  std::optional<std::string> emit;     // isa, or Triton: ttir, layouts, msl
-  TritonOptions triton;                // .py, .ttir, .mlir
-  std::vector<std::string> defines;    // NAME or NAME=VALUE
-  std::vector<std::string> constants;  // NAME|INDEX=TYPE:VALUE
+  std::vector<std::string> kernels;  // .metal: those only; Triton: one
+  std::optional<std::string> emit;   // isa, or Triton: ttir, layouts, msl
+  TritonOptions triton;              // .py, .ttir, .mlir
+  std::vector<std::string> defines;  // NAME or NAME=VALUE
+  std::vector<std::string> include_directories;  // -I DIR
+  std::vector<std::string> constants;            // NAME|INDEX=TYPE:VALUE
   bool no_fast_math = false;
   bool emit_llvm = false;
 };

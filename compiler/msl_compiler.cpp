@@ -19,9 +19,13 @@ Result<isa::Module> CompileMsl(std::string_view source, std::string_view file,
 Result<isa::Module> CompileMsl(const msl::PreprocessedSource& preprocessed,
                                const msl::CompileOptions& options,
                                const std::vector<std::string>& kernels) {
-  const std::string& file = preprocessed.files[0].name;
   msl::FrontendResult front = msl::CompileMsl(preprocessed, options);
   if (!front.ok()) return Error{isa::FormatDiagnostics(front.errors)};
+  return LowerMsl(std::move(front), preprocessed.files[0].name, kernels);
+}
+
+Result<isa::Module> LowerMsl(msl::FrontendResult front, std::string_view file,
+                             const std::vector<std::string>& kernels) {
   std::vector<const msl::KernelDeclaration*> chosen;
   for (const msl::KernelDeclaration& k : front.kernels) {
     if (kernels.empty() ||
@@ -36,7 +40,7 @@ Result<isa::Module> CompileMsl(const msl::PreprocessedSource& preprocessed,
       for (const auto& k : front.kernels) {
         known += (known.empty() ? "" : ", ") + k.name;
       }
-      return Error{"no kernel named '" + name + "' in " + file +
+      return Error{"no kernel named '" + name + "' in " + std::string(file) +
                    " (it has: " + (known.empty() ? "none" : known) + ")"};
     }
   }
@@ -48,15 +52,15 @@ Result<isa::Module> CompileMsl(const msl::PreprocessedSource& preprocessed,
   const std::vector<std::string> unexpected =
       air::UnexpectedConstructs(*front.module);
   if (!unexpected.empty()) {
-    return Error{file + ": unsupported: " + unexpected.front()};
+    return Error{std::string(file) + ": unsupported: " + unexpected.front()};
   }
   isa::Module module;
-  module.files.push_back(file);
+  module.files.push_back(std::string(file));
   for (const auto* k : chosen) {
     const llvm::Function* f = front.module->getFunction(k->ir_name);
     Result<isa::Kernel> kernel = air::LowerKernel(*f, *k, module.files);
     if (!kernel.ok()) {
-      return Error{file + ": " + kernel.error().message};
+      return Error{std::string(file) + ": " + kernel.error().message};
     }
     module.kernels.push_back(std::move(kernel).value());
   }

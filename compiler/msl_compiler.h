@@ -25,5 +25,9 @@ Result<isa::Module> CompileMsl(std::string_view source, std::string_view file,
 Result<isa::Module> CompileMsl(const msl::PreprocessedSource& preprocessed,
                                const msl::CompileOptions& options,
                                const std::vector<std::string>& kernels = {});
+// The back end's part: the front end's module (compiled without errors) to
+// the ISA. `file` names the source in messages.
+Result<isa::Module> LowerMsl(msl::FrontendResult front, std::string_view file,
+                             const std::vector<std::string>& kernels = {});
 
 }  // namespace mtlemu::compiler

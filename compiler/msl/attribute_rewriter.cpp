@@ -250,8 +250,11 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
       }
     }
     // GNU spelling: unlike [[...]] it is also allowed where MSL puts
-    // [[host_name]], after `template` in an explicit instantiation.
-    std::string replacement = "__attribute__((";
+    // [[host_name]], after `template` in an explicit instantiation. A space
+    // keeps `uint i[[...]]` from becoming one identifier.
+    std::string replacement = i > 0 && IsIdentifierChar(s[i - 1])
+                                  ? " __attribute__(("
+                                  : "__attribute__((";
     for (size_t k = 0; k < attributes.size(); ++k) {
       if (k) replacement += ", ";
       replacement += "annotate(\"metal." + attributes[k].name + "\"";

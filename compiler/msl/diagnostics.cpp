@@ -8,6 +8,19 @@
 #include "compiler/msl/shim_attributes.h"
 
 namespace mtlemu::msl {
+namespace {
+
+// d.ToString() with "warning" or "note" where it says "error".
+std::string Retitled(const isa::Diagnostic& d, std::string_view kind) {
+  std::string text = d.ToString();
+  const size_t at = text.find(": error: ");
+  if (at != std::string::npos) {
+    text.replace(at, 9, ": " + std::string(kind) + ": ");
+  }
+  return text;
+}
+
+}  // namespace
 
 void DiagnosticCollector::HandleDiagnostic(
     clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) {
@@ -25,6 +38,16 @@ void DiagnosticCollector::HandleDiagnostic(
     const clang::SourceLocation loc = sm.getFileLoc(info.getLocation());
     if (std::optional<UserPosition> p = mapper_(sm, loc)) {
       PlacePosition(*p, d, snippet);
+      if (p->spelled_in) {
+        // The macro's own text, as clang's "expanded from macro" note.
+        isa::Diagnostic spelled;
+        std::string spelled_snippet;
+        PlacePosition(
+            {p->spelled_in->first, p->spelled_in->second, p->spelled_offset},
+            spelled, spelled_snippet);
+        spelled.message = "in this macro's expansion";
+        snippet += "\n" + Retitled(spelled, "note") + spelled_snippet;
+      }
     } else if (const clang::PresumedLoc p = sm.getPresumedLoc(loc);
                p.isValid()) {
       d.file = p.getFilename();
@@ -36,9 +59,7 @@ void DiagnosticCollector::HandleDiagnostic(
   if (note) {
     // "candidate template ignored: ..." and the like: part of the error or
     // warning before it.
-    std::string text = d.ToString();
-    const size_t at = text.find(": error: ");
-    if (at != std::string::npos) text.replace(at, 9, ": note: ");
+    const std::string text = Retitled(d, "note");
     if (last_was_error_ && !errors_.empty()) {
       errors_.back().message += "\n" + text + snippet;
     } else if (!warnings_.empty()) {
@@ -51,10 +72,7 @@ void DiagnosticCollector::HandleDiagnostic(
     d.message += snippet;
     errors_.push_back(std::move(d));
   } else {
-    std::string text = d.ToString();
-    const size_t at = text.find(": error: ");
-    if (at != std::string::npos) text.replace(at, 9, ": warning: ");
-    warnings_.push_back(text + snippet);
+    warnings_.push_back(Retitled(d, "warning") + snippet);
   }
 }
 

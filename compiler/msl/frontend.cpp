@@ -24,8 +24,8 @@
 #include "compiler/msl/attribute_rewriter.h"
 #include "compiler/msl/clang_invocation.h"
 #include "compiler/msl/diagnostics.h"
-#include "compiler/msl/preprocessor.h"
 #include "compiler/msl/precompiled_shims.h"
+#include "compiler/msl/preprocessor.h"
 #include "compiler/msl/shim_attributes.h"
 #include "compiler/msl/shim_files.h"
 
@@ -214,6 +214,7 @@ class KernelCollector : public clang::SemaConsumer,
       k.parameters.push_back(Parameter(*p, k.name));
       p->dropAttr<clang::AnnotateAttr>();
     }
+    AssignImplicitIndices(k.parameters);
     f->dropAttr<clang::AnnotateAttr>();
     out_.kernels.push_back(std::move(k));
     return true;
@@ -237,6 +238,17 @@ class KernelCollector : public clang::SemaConsumer,
     }
     const std::vector<MetalAttribute> attributes = MetalAttributesOf(&p, *ctx_);
     if (attributes.empty()) {
+      // Metal gives a buffer or threadgroup pointer without an index the
+      // first free one (AssignImplicitIndices).
+      if (out.space == isa::AddressSpace::kDevice ||
+          out.space == isa::AddressSpace::kConstant) {
+        out.kind = ParameterKind::kBuffer;
+        return out;
+      }
+      if (out.space == isa::AddressSpace::kThreadgroup) {
+        out.kind = ParameterKind::kThreadgroup;
+        return out;
+      }
       Error(p.getLocation(),
             "parameter '" + out.name + "' of kernel '" + kernel +
                 "' has no Metal attribute (e.g. "
@@ -261,6 +273,25 @@ class KernelCollector : public clang::SemaConsumer,
                             out.name + "' of kernel '" + kernel + "'");
     }
     return out;
+  }
+
+  // Buffers and threadgroup pointers declared without an index take, in
+  // the order they are declared, the lowest index of their kind that no
+  // parameter names explicitly, as Metal assigns them.
+  static void AssignImplicitIndices(std::vector<KernelParameter>& params) {
+    for (const ParameterKind kind :
+         {ParameterKind::kBuffer, ParameterKind::kThreadgroup}) {
+      std::set<int> used;
+      for (const KernelParameter& p : params) {
+        if (p.kind == kind && p.index >= 0) used.insert(p.index);
+      }
+      int next = 0;
+      for (KernelParameter& p : params) {
+        if (p.kind != kind || p.index >= 0) continue;
+        while (used.count(next)) ++next;
+        p.index = next++;
+      }
+    }
   }
 
   void Error(clang::SourceLocation loc, const std::string& message) {

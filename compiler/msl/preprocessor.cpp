@@ -23,15 +23,35 @@
 namespace mtlemu::msl {
 namespace {
 
+// Apple headers of features mtlemu does not model: including one is one
+// error that names the feature (preprocessing stops the compilation before
+// the code that uses it can make a cascade of errors).
+struct UnsupportedHeader {
+  const char* path;
+  const char* feature;
+};
+constexpr UnsupportedHeader kUnsupportedHeaders[] = {
+    {"MetalPerformancePrimitives/MetalPerformancePrimitives.h",
+     "Metal 4 tensor operations (MetalPerformancePrimitives: mpp::tensor_ops, "
+     "metal::tensor) are not supported by mtlemu"},
+    {"metal_tensor",
+     "Metal 4 tensors (metal_tensor) are not supported by mtlemu"},
+    {"metal_logging",
+     "os_log logging from shaders (metal_logging) is not supported by "
+     "mtlemu"},
+    {"metal_texture",
+     "textures in compute kernels (metal_texture) are not supported by "
+     "mtlemu"},
+    {"metal_raytracing",
+     "ray tracing (metal_raytracing) is not supported by mtlemu"},
+};
+
 // Writes the token stream as text that lexes back to the same tokens, on
 // the user's lines and columns.
 class Printer {
  public:
   Printer(clang::Preprocessor& pp, PreprocessedSource& out)
-      : pp_(pp),
-        sm_(pp.getSourceManager()),
-        concatenation_(pp),
-        out_(out) {}
+      : pp_(pp), sm_(pp.getSourceManager()), concatenation_(pp), out_(out) {}
 
   void Token(const clang::Token& tok) {
     if (tok.isAnnotation()) return;
@@ -49,11 +69,23 @@ class Printer {
     }
     const auto [fid, offset] = sm_.getDecomposedLoc(at);
     const std::string spelling = pp_.getSpelling(tok);
-    out_.origins.push_back(
-        {out_.text.size(), FileIndex(fid), offset,
-         tok.getLocation().isMacroID()
-             ? 0u
-             : static_cast<uint32_t>(tok.getLength())});
+    PreprocessedSource::Origin origin{out_.text.size(),
+                                      FileIndex(fid),
+                                      offset,
+                                      static_cast<uint32_t>(tok.getLength()),
+                                      PreprocessedSource::kNoFile,
+                                      0};
+    if (tok.getLocation().isMacroID()) {
+      origin.length = 0;
+      const auto [spelled_fid, spelled_offset] =
+          sm_.getDecomposedLoc(sm_.getSpellingLoc(tok.getLocation()));
+      if (sm_.getFileEntryRefForID(spelled_fid) ||
+          spelled_fid == sm_.getMainFileID()) {
+        origin.spelled_file = FileIndex(spelled_fid);
+        origin.spelled_offset = spelled_offset;
+      }
+    }
+    out_.origins.push_back(origin);
     Append(spelling);
     prev_prev_ = prev_;
     prev_ = tok;
@@ -110,7 +142,8 @@ class Printer {
     if (newline == std::string_view::npos) {
       column_ += static_cast<unsigned>(text.size());
     } else {
-      line_ += static_cast<unsigned>(std::count(text.begin(), text.end(), '\n'));
+      line_ +=
+          static_cast<unsigned>(std::count(text.begin(), text.end(), '\n'));
       column_ = static_cast<unsigned>(text.size() - newline);
     }
   }
@@ -196,8 +229,8 @@ class DiagnosticPragmaWriter : public clang::PPCallbacks {
       default:
         break;
     }
-    printer_.Pragma(loc, "#pragma " + ns.str() + " diagnostic " + kind +
-                             " \"" + option.str() + "\"");
+    printer_.Pragma(loc, "#pragma " + ns.str() + " diagnostic " + kind + " \"" +
+                             option.str() + "\"");
   }
 
  private:
@@ -237,16 +270,21 @@ class PreprocessAction : public clang::PreprocessorFrontendAction {
 }  // namespace
 
 std::optional<UserPosition> PreprocessedSource::Locate(size_t offset) const {
-  auto it = std::upper_bound(
-      origins.begin(), origins.end(), offset,
-      [](size_t v, const Origin& o) { return v < o.offset; });
+  auto it =
+      std::upper_bound(origins.begin(), origins.end(), offset,
+                       [](size_t v, const Origin& o) { return v < o.offset; });
   if (it == origins.begin()) return std::nullopt;
   --it;
   const File& f = files[it->file];
   const size_t delta = offset - it->offset;
-  return UserPosition{
-      f.name, f.text,
-      it->file_offset + (delta <= it->length ? delta : size_t{0})};
+  UserPosition p{f.name, f.text,
+                 it->file_offset + (delta <= it->length ? delta : size_t{0})};
+  if (it->spelled_file != kNoFile) {
+    const File& s = files[it->spelled_file];
+    p.spelled_in.emplace(s.name, s.text);
+    p.spelled_offset = it->spelled_offset;
+  }
+  return p;
 }
 
 PreprocessedSource Preprocess(std::string_view source, std::string_view file,
@@ -262,6 +300,11 @@ PreprocessedSource Preprocess(std::string_view source, std::string_view file,
   for (size_t i = 0; i < kNumShimFiles; ++i) {
     memory->addFile(std::string(kShimDirectory) + "/" + kShimFiles[i].name, 0,
                     llvm::MemoryBuffer::getMemBuffer(""));
+  }
+  for (const UnsupportedHeader& h : kUnsupportedHeaders) {
+    memory->addFile(std::string(kShimDirectory) + "/" + h.path, 0,
+                    llvm::MemoryBuffer::getMemBufferCopy(
+                        std::string("#error \"") + h.feature + "\"\n"));
   }
   memory->addFile(out.main_path, 0,
                   llvm::MemoryBuffer::getMemBuffer(out.files[0].text));
@@ -286,6 +329,14 @@ PreprocessedSource Preprocess(std::string_view source, std::string_view file,
   const PositionMapper mapper =
       [&](const clang::SourceManager& sm,
           clang::SourceLocation loc) -> std::optional<UserPosition> {
+    // An error in a header of the shims' folder (kUnsupportedHeaders) is
+    // shown at the user's #include of it.
+    for (clang::FileID in = sm.getFileID(loc); in.isValid();
+         in = sm.getFileID(loc)) {
+      const clang::OptionalFileEntryRef entry = sm.getFileEntryRefForID(in);
+      if (!entry || !entry->getName().startswith(kShimDirectory)) break;
+      loc = sm.getIncludeLoc(in);
+    }
     const auto [fid, offset] = sm.getDecomposedLoc(loc);
     if (fid == sm.getMainFileID()) {
       return UserPosition{out.files[0].name, out.files[0].text, offset};

@@ -24,8 +24,8 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/msl/user_position.h"
 #include "compiler/msl/frontend.h"
+#include "compiler/msl/user_position.h"
 
 namespace mtlemu::msl {
 
@@ -38,12 +38,17 @@ struct PreprocessedSource {
   };
   std::vector<File> files;  // files[0] is the main file
   // One per token of `text`, sorted by offset: where it came from. A token
-  // of a macro expansion comes from the expansion's place and has length 0.
+  // of a macro expansion comes from the expansion's place and has length 0;
+  // spelled_file/spelled_offset say where its text was written (kNoFile
+  // for a file token, or text no file holds: ## pasting, # strings).
+  static constexpr uint32_t kNoFile = ~0u;
   struct Origin {
     size_t offset;
     uint32_t file;
     uint32_t file_offset;
     uint32_t length;
+    uint32_t spelled_file;
+    uint32_t spelled_offset;
   };
   std::vector<Origin> origins;
 

@@ -9,8 +9,8 @@ void PlacePosition(const UserPosition& position, isa::Diagnostic& d,
   const std::string_view text = position.text;
   const size_t offset = std::min(position.offset, text.size());
   d.file = position.file;
-  d.line = 1 + static_cast<int>(std::count(text.begin(),
-                                           text.begin() + offset, '\n'));
+  d.line = 1 + static_cast<int>(
+                   std::count(text.begin(), text.begin() + offset, '\n'));
   const size_t newline =
       offset == 0 ? std::string_view::npos : text.rfind('\n', offset - 1);
   const size_t start = newline == std::string_view::npos ? 0 : newline + 1;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,10 @@ struct UserPosition {
   std::string file;
   std::string_view text;
   size_t offset = 0;
+  // For code a macro made: where in the macro's definition (or argument)
+  // the code was written.
+  std::optional<std::pair<std::string, std::string_view>> spelled_in;
+  size_t spelled_offset = 0;
 };
 
 // Sets d's file, line and column, and `snippet` to "\n  <the line>\n

@@ -389,13 +389,12 @@ TEST_F(TritonCliTest, FailedDeviceAssertIsAFaultAtItsPythonLine) {
 }
 
 TEST_F(TritonCliTest, DevicePrintGoesToStdoutAlsoWhenTheKernelFaults) {
-  const std::string file =
-      JitFile("print_then_fault.py",
-              "def k(x_ptr, n):\n"
-              "    offs = tl.arange(0, 4)\n"
-              "    x = tl.load(x_ptr + offs)\n"
-              "    tl.device_print('x', x)\n"
-              "    tl.device_assert(x < n)\n");
+  const std::string file = JitFile("print_then_fault.py",
+                                   "def k(x_ptr, n):\n"
+                                   "    offs = tl.arange(0, 4)\n"
+                                   "    x = tl.load(x_ptr + offs)\n"
+                                   "    tl.device_print('x', x)\n"
+                                   "    tl.device_assert(x < n)\n");
   const ProcessResult r = RunTriton(
       file, "k", "1", {{"x_ptr", "float[4]:iota"}, {"n", "2"}}, {"-q"});
   EXPECT_EQ(r.exit_code, kExitGpuFault) << r.err;
@@ -512,7 +511,7 @@ TEST_F(TritonCliTest, CompileTtirNeedsNoArguments) {
 
 TEST_F(TritonCliTest, CompileErrors) {
   ExpectBadInput(Run({"compile", kBasics, "--emit", "ttir"}),
-                 "give --kernel NAME");
+                 "give one --kernel NAME");
   ExpectBadInput(Run({"compile", kBasics, "--kernel", "add_kernel", "--emit",
                       "ttir", "-D", "X=1"}),
                  "-D is for Metal and ISA kernels");

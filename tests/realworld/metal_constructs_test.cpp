@@ -1,0 +1,284 @@
+// The constructs of real-world Metal code (MLX's kernels above all) that the
+// front end must take, in small kernels written here, each run and checked
+// against a C++ reference: attributes made by macros, [[kernel]] templates
+// with threadgroup arrays and [[host_name]] instantiations, buffers without
+// an index, attributes without a space before them, _Pragma from macros,
+// headers found through CompileOptions::include_directories. MLX itself is
+// tested by mlx_test.cpp when a snapshot is given.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <vector>
+
+#include "compiler/msl_compiler.h"
+#include "tests/support/kernel_harness.h"
+
+namespace mtlemu {
+namespace {
+
+using testing::KernelHarness;
+using testing::Runs;
+
+KernelHarness Compile(const std::string& source, const char* kernel,
+                      const msl::CompileOptions& options = {}) {
+  return KernelHarness(
+      compiler::CompileMsl(source, "constructs.metal", options, {kernel}),
+      kernel);
+}
+
+// MLX's pattern: a [[kernel]] template, instantiated by a macro that writes
+// `template [[host_name("...")]] [[kernel]] decltype(f<T>) f<T>;`, with a
+// threadgroup array in its body; buffers without indices.
+constexpr char kMacroInstantiated[] = R"(
+#include <metal_stdlib>
+using namespace metal;
+
+#define instantiate_kernel(name, func, ...) \
+  template [[host_name(name)]] [[kernel]] decltype(func<__VA_ARGS__>) func<__VA_ARGS__>;
+
+template <typename T, int N>
+[[kernel]] void block_sum(
+    const device T* in,
+    device T* out,
+    constant uint& n,
+    uint tid[[thread_position_in_threadgroup]],
+    uint gid[[threadgroup_position_in_grid]]) {
+  threadgroup T partial[N];
+  const uint i = gid * N + tid;
+  partial[tid] = i < n ? in[i] : T(0);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint s = N / 2; s > 0; s >>= 1) {
+    if (tid < s) partial[tid] += partial[tid + s];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  if (tid == 0) out[gid] = partial[0];
+}
+
+#define instantiate_block_sum(tname, type) \
+  instantiate_kernel("block_sum_" #tname, block_sum, type, 64)
+
+instantiate_block_sum(float32, float)
+instantiate_block_sum(int32, int)
+)";
+
+TEST(MetalConstructs, MacroMadeHostNamesOnAKernelTemplateWithThreadgroupArray) {
+  const uint32_t n = 1000, groups = (n + 63) / 64;
+  {
+    KernelHarness h = Compile(kMacroInstantiated, "block_sum_float32");
+    std::vector<float> in(n);
+    for (uint32_t i = 0; i < n; ++i) in[i] = 0.5f * static_cast<float>(i % 9);
+    h.SetBuffer(0, in);
+    h.SetBuffer(1, std::vector<float>(groups, -1.0f));
+    h.SetBytes(2, n);
+    ASSERT_TRUE(Runs(h, {groups * 64}, {64}));
+    const std::vector<float> out = h.Read<float>(1);
+    for (uint32_t g = 0; g < groups; ++g) {
+      double expected = 0;
+      for (uint32_t i = g * 64; i < std::min(n, g * 64 + 64); ++i) {
+        expected += in[i];
+      }
+      EXPECT_EQ(out[g], static_cast<float>(expected)) << g;
+    }
+  }
+  {
+    KernelHarness h = Compile(kMacroInstantiated, "block_sum_int32");
+    std::vector<int32_t> in(n);
+    for (uint32_t i = 0; i < n; ++i) in[i] = static_cast<int32_t>(i) - 300;
+    h.SetBuffer(0, in);
+    h.SetBuffer(1, std::vector<int32_t>(groups, -1));
+    h.SetBytes(2, n);
+    ASSERT_TRUE(Runs(h, {groups * 64}, {64}));
+    const std::vector<int32_t> out = h.Read<int32_t>(1);
+    for (uint32_t g = 0; g < groups; ++g) {
+      int32_t expected = 0;
+      for (uint32_t i = g * 64; i < std::min(n, g * 64 + 64); ++i) {
+        expected += in[i];
+      }
+      EXPECT_EQ(out[g], expected) << g;
+    }
+  }
+}
+
+// Metal gives buffers declared without an index the lowest free index, in
+// the order they are declared: here a -> 0, n -> 2 (1 is taken), out -> 3.
+TEST(MetalConstructs, BuffersWithoutAnIndexTakeTheLowestFreeOne) {
+  const std::string source = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void mixed(device const float* a,
+                  device const float* b [[buffer(1)]],
+                  constant uint& n,
+                  device float* out,
+                  uint i [[thread_position_in_grid]]) {
+  if (i < n) out[i] = a[i] * 10.0f + b[i];
+}
+)";
+  const msl::FrontendResult front =
+      msl::CompileMsl(source, "constructs.metal", {});
+  ASSERT_TRUE(front.ok()) << isa::FormatDiagnostics(front.errors);
+  ASSERT_EQ(front.kernels.size(), 1u);
+  std::vector<int> indices;
+  for (const msl::KernelParameter& p : front.kernels[0].parameters) {
+    indices.push_back(p.index);
+  }
+  EXPECT_EQ(indices, (std::vector<int>{0, 1, 2, 3, -1}));
+
+  KernelHarness h = Compile(source, "mixed");
+  const uint32_t n = 100;
+  std::vector<float> a(n), b(n);
+  std::iota(a.begin(), a.end(), 0.0f);
+  std::iota(b.begin(), b.end(), 1000.0f);
+  h.SetBuffer(0, a);
+  h.SetBuffer(1, b);
+  h.SetBytes(2, n);
+  h.SetBuffer(3, std::vector<float>(n + 28, -1.0f));
+  ASSERT_TRUE(Runs(h, {n + 28}, {32}));
+  const std::vector<float> out = h.Read<float>(3);
+  for (uint32_t i = 0; i < n + 28; ++i) {
+    EXPECT_EQ(out[i], i < n ? a[i] * 10.0f + b[i] : -1.0f) << i;
+  }
+}
+
+// _Pragma("clang loop unroll(full)") from a macro (MLX's
+// MLX_MTL_PRAGMA_UNROLL) lands on a line of its own; the loop still works.
+TEST(MetalConstructs, PragmasFromMacros) {
+  KernelHarness h = Compile(R"msl(
+#include <metal_stdlib>
+using namespace metal;
+#define UNROLL _Pragma("clang loop unroll(full)")
+kernel void powers(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  float x = 1.0f, acc = 0.0f;
+  UNROLL for (int k = 0; k < 6; ++k) { acc += x; x *= float(i); }
+  #pragma unroll
+  for (int k = 0; k < 2; ++k) acc += 1.0f;
+  out[i] = acc;
+}
+)msl",
+                            "powers");
+  h.SetBuffer(0, std::vector<float>(8, -1.0f));
+  ASSERT_TRUE(Runs(h, {8}, {8}));
+  const std::vector<float> out = h.Read<float>(0);
+  for (int i = 0; i < 8; ++i) {
+    float x = 1.0f, acc = 0.0f;
+    for (int k = 0; k < 6; ++k) {
+      acc += x;
+      x *= static_cast<float>(i);
+    }
+    EXPECT_EQ(out[i], acc + 2.0f) << i;
+  }
+}
+
+// Headers from an include folder (MLX includes
+// "mlx/backend/metal/kernels/utils.h" with -I the snapshot's root), and the
+// kernel and its source lines still name the user's files.
+TEST(MetalConstructs, HeadersFromIncludeDirectories) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("mtlemu_constructs_" +
+       std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::create_directories(dir / "lib" / "ops");
+  std::ofstream(dir / "lib" / "ops" / "axpy.h")
+      << "#pragma once\n"
+         "template <typename T>\n"
+         "[[kernel]] void axpy(device T* y, const device T* x,\n"
+         "                     constant T& a,\n"
+         "                     uint i [[thread_position_in_grid]]) {\n"
+         "  y[i] = a * x[i] + y[i];\n"
+         "}\n";
+  msl::CompileOptions options;
+  options.include_directories.push_back(dir.string());
+  const std::string source =
+      "#include <metal_stdlib>\n"
+      "using namespace metal;\n"
+      "#include \"lib/ops/axpy.h\"\n"
+      "template [[host_name(\"axpy_f32\")]] [[kernel]] decltype(axpy<float>) "
+      "axpy<float>;\n";
+  Result<isa::Module> module =
+      compiler::CompileMsl(source, "constructs.metal", options, {"axpy_f32"});
+  ASSERT_TRUE(module.ok()) << module.error().message;
+  const isa::Module& m = module.value();
+  ASSERT_EQ(m.kernels.size(), 1u);
+  // The body's instructions are on line 6 of the header.
+  bool header_line = false;
+  for (const isa::Instruction& ins : m.kernels[0].code) {
+    if (ins.location.line == 6 && ins.location.file > 0 &&
+        m.files[ins.location.file].ends_with("lib/ops/axpy.h")) {
+      header_line = true;
+    }
+  }
+  EXPECT_TRUE(header_line);
+
+  KernelHarness h(std::move(module), "axpy_f32");
+  h.SetBuffer(0, std::vector<float>{1, 2, 3, 4});
+  h.SetBuffer(1, std::vector<float>{10, 20, 30, 40});
+  h.SetBytes(2, 0.5f);
+  ASSERT_TRUE(Runs(h, {4}, {4}));
+  EXPECT_EQ(h.Read<float>(0), (std::vector<float>{6, 12, 18, 24}));
+  std::filesystem::remove_all(dir);
+}
+
+// Errors in a header and in a macro's expansion quote the user's own lines:
+// the header's, and the macro's definition as a note.
+TEST(MetalConstructs, DiagnosticsQuoteHeadersAndMacros) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "mtlemu_constructs_diag";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "bad.h") << "// a header\n"
+                                  "#define DEFINE_F(T) T f(T x) { return x + "
+                                  "undeclared_name; }\n"
+                                  "inline float g(float x) { return x * "
+                                  "missing; }\n";
+  msl::CompileOptions options;
+  options.include_directories.push_back(dir.string());
+  const msl::FrontendResult r = msl::CompileMsl(
+      "#include \"bad.h\"\n\nDEFINE_F(float)\n", "user.metal", options);
+  ASSERT_FALSE(r.ok());
+  const std::string text = isa::FormatDiagnostics(r.errors);
+  EXPECT_NE(text.find("user.metal:3:1: error: use of undeclared identifier "
+                      "'undeclared_name'"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("bad.h:2:"), std::string::npos) << text;
+  EXPECT_NE(text.find("note: in this macro's expansion"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("bad.h:3:38: error: use of undeclared identifier "
+                      "'missing'"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("inline float g(float x) { return x * missing; }"),
+            std::string::npos)
+      << text;
+  std::filesystem::remove_all(dir);
+}
+
+// A missing header is an error at the #include, naming the header.
+TEST(MetalConstructs, MissingHeaderIsAnErrorAtTheInclude) {
+  const msl::FrontendResult r = msl::CompileMsl(
+      "// first\n#include \"no/such/header.h\"\n", "user.metal", {});
+  ASSERT_FALSE(r.ok());
+  const std::string text = isa::FormatDiagnostics(r.errors);
+  EXPECT_NE(text.find("user.metal:2:10: error: 'no/such/header.h' file not "
+                      "found"),
+            std::string::npos)
+      << text;
+}
+
+// Metal 4's tensor operations (MLX's _nax kernels) are not modelled: one
+// error at the #include that names the feature, not a cascade.
+TEST(MetalConstructs, UnsupportedFeatureIsOneErrorNamingIt) {
+  const msl::FrontendResult r = msl::CompileMsl(
+      "#include <metal_stdlib>\n"
+      "#include <MetalPerformancePrimitives/MetalPerformancePrimitives.h>\n"
+      "using namespace mpp::tensor_ops;\n"
+      "kernel void k(device float* a) { matmul2d<> op; a[0] = op.x; }\n",
+      "nax.metal", {});
+  ASSERT_EQ(r.errors.size(), 1u) << isa::FormatDiagnostics(r.errors);
+  const std::string text = r.errors[0].ToString();
+  EXPECT_NE(text.find("nax.metal:2:10: error: "), std::string::npos) << text;
+  EXPECT_NE(text.find("Metal 4 tensor operations"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace mtlemu
