@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,120 @@ std::vector<FunctionPointerParameter> FunctionPointerParameters(
   return out;
 }
 
+// An address-space qualifier of a member function or constructor
+// (`complex_t(U x) constant : ...`, `T get() const threadgroup { ... }`)
+// after the `)` at `i`: the qualifier's offset and the word.
+struct MethodQualifier {
+  size_t start = 0;
+  std::string_view word;
+};
+
+std::optional<MethodQualifier> MethodQualifierAfter(std::string_view s,
+                                                    size_t i) {
+  auto skip_space = [&](size_t k) {
+    while (k < s.size() && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+    return k;
+  };
+  auto word_at = [&](size_t k, std::string_view w) {
+    return s.compare(k, w.size(), w) == 0 &&
+           (k + w.size() == s.size() || !IsIdentifierChar(s[k + w.size()]));
+  };
+  size_t k = skip_space(i + 1);
+  if (word_at(k, "const")) k = skip_space(k + 5);
+  for (std::string_view w : {"constant", "threadgroup", "thread", "device"}) {
+    if (!word_at(k, w)) continue;
+    const size_t next = skip_space(k + w.size());
+    if (next < s.size() &&
+        std::string_view("{:;=").find(s[next]) != std::string_view::npos) {
+      return MethodQualifier{k, w};
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// The bodies of classes (struct, class, union), as [open brace, close
+// brace], and whether a member of each is qualified `device`.
+struct ClassBody {
+  size_t open, close;
+  bool has_device_member = false;
+};
+
+std::vector<ClassBody> ClassBodies(std::string_view s) {
+  std::vector<ClassBody> out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const size_t skipped = SkipCommentOrLiteral(s, i);
+    if (skipped != i) {
+      i = skipped - 1;
+      continue;
+    }
+    if (i > 0 && IsIdentifierChar(s[i - 1])) continue;
+    size_t word = 0;
+    for (std::string_view w : {"struct", "class", "union"}) {
+      if (s.compare(i, w.size(), w) == 0 && i + w.size() < s.size() &&
+          !IsIdentifierChar(s[i + w.size()])) {
+        word = w.size();
+      }
+    }
+    if (word == 0) continue;
+    // The head up to its body, or a `;`, `(`, `)`, `,` or `>` that says this
+    // is no definition (a declaration, a parameter, a template argument).
+    size_t k = i + word;
+    while (k < s.size() &&
+           std::string_view("{;(),>").find(s[k]) == std::string_view::npos) {
+      ++k;
+    }
+    if (k >= s.size() || s[k] != '{') continue;
+    int depth = 0;
+    size_t close = k;
+    for (; close < s.size(); ++close) {
+      const size_t after = SkipCommentOrLiteral(s, close);
+      if (after != close) {
+        close = after - 1;
+        continue;
+      }
+      if (s[close] == '{') ++depth;
+      if (s[close] == '}' && --depth == 0) break;
+    }
+    ClassBody body{k, close};
+    for (size_t j = k; j < close; ++j) {
+      if (s[j] != ')') continue;
+      const std::optional<MethodQualifier> q = MethodQualifierAfter(s, j);
+      if (q && q->word == "device") body.has_device_member = true;
+    }
+    out.push_back(body);
+  }
+  return out;
+}
+
+// What a method qualifier becomes. `thread` goes: clang makes temporaries
+// and return values in no address space, which a __private constructor
+// cannot make, and an unqualified method takes objects in every address
+// space (the other qualifiers' overloads still win where they match).
+// `constant` is `__global const` elsewhere (see __mtl_config), which would
+// make a const constructor: it becomes __global, where the object of a
+// `constant` declaration lives, unless the class also has `device` members
+// (then they would collide, and __constant keeps them apart while the
+// device overload serves: code whose device and constant overloads differ
+// would see the device one for a `constant` object). `threadgroup` carries a
+// variable attribute that has no place on a function: plain __local. `device`
+// stays.
+std::optional<std::string_view> MethodQualifierReplacement(
+    const MethodQualifier& q, const std::vector<ClassBody>& classes) {
+  if (q.word == "thread") return "";
+  if (q.word == "threadgroup") return "__local";
+  if (q.word != "constant") return std::nullopt;
+  const ClassBody* innermost = nullptr;
+  for (const ClassBody& c : classes) {
+    if (c.open < q.start && q.start < c.close &&
+        (innermost == nullptr || c.open > innermost->open)) {
+      innermost = &c;
+    }
+  }
+  return innermost != nullptr && innermost->has_device_member ? "__constant"
+                                                              : "__global";
+}
+
 // One attribute: a name and the raw text of its arguments (maybe empty).
 struct Attribute {
   std::string name;
@@ -177,6 +292,7 @@ size_t RewrittenSource::OriginalOffset(size_t rewritten) const {
 RewrittenSource RewriteMetalAttributes(std::string_view s) {
   RewrittenSource out;
   out.text.reserve(s.size() + s.size() / 8);
+  const std::vector<ClassBody> classes = ClassBodies(s);
   size_t copied = 0;  // original offset up to which text is copied
   auto copy_to = [&](size_t end) {
     if (end > copied) {
@@ -204,6 +320,40 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
       if (!params.empty()) {
         i = params.back().end;
         continue;
+      }
+    }
+    if (s[i] == ')') {
+      const std::optional<MethodQualifier> q = MethodQualifierAfter(s, i);
+      const std::optional<std::string_view> replacement =
+          q ? MethodQualifierReplacement(*q, classes) : std::nullopt;
+      if (replacement) {
+        copy_to(q->start);
+        out.anchors.emplace_back(out.text.size(), q->start);
+        out.text += *replacement;
+        copied = q->start + q->word.size();
+        i = copied;
+        continue;
+      }
+    }
+    // `constant char*`: Metal's type of a string literal, which C++ for
+    // OpenCL puts in __constant (not the __global that `constant` is
+    // elsewhere).
+    if (s[i] == 'c' && (i == 0 || !IsIdentifierChar(s[i - 1])) &&
+        s.compare(i, 9, "constant ") == 0) {
+      size_t k = i + 9;
+      while (k < s.size() && s[k] == ' ') ++k;
+      if (s.compare(k, 4, "char") == 0 && k + 4 < s.size() &&
+          !IsIdentifierChar(s[k + 4])) {
+        size_t star = k + 4;
+        while (star < s.size() && s[star] == ' ') ++star;
+        if (star < s.size() && s[star] == '*') {
+          copy_to(i);
+          out.anchors.emplace_back(out.text.size(), i);
+          out.text += "const __constant";
+          copied = i + 8;
+          i = copied;
+          continue;
+        }
       }
     }
     if (s.compare(i, 2, "[[") != 0) {

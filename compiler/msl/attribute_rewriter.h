@@ -38,7 +38,10 @@ struct RewrittenSource {
 // such as [[maybe_unused]] or namespaced ones), and function-pointer
 // template parameters (`template <float (*F)(float)>` becomes `template
 // <auto F>`, as C++ for OpenCL cannot take a function's address as a
-// template argument of that type). Lines are kept.
+// template argument of that type), and `constant` and `threadgroup` as
+// qualifiers of member functions and constructors (`complex_t(U x) constant
+// : ...`; see MethodQualifierReplacement), and `constant char*` (string
+// literals are __constant in C++ for OpenCL). Lines are kept.
 RewrittenSource RewriteMetalAttributes(std::string_view source);
 
 // True for the attribute names the rewriter treats as Metal's.
