@@ -8,24 +8,19 @@ namespace mtlemu::msl {
 
 std::vector<std::string> BaseArguments(bool fast_math) {
   // C++ for OpenCL without OpenCL's own headers.
-  std::vector<std::string> args = {"-triple",
-                                   "spir64-unknown-unknown",
-                                   "-x",
-                                   "clcpp",
-                                   "-cl-std=clc++2021",
-                                   "-O2",
-                                   "-disable-llvm-passes",
-                                   "-fno-builtin",
-                                   "-fno-threadsafe-statics",
-                                   "-debug-info-kind=line-tables-only",
-                                   "-dwarf-version=4",
-                                   "-isystem",
-                                   kShimDirectory,
-                                   "-cl-single-precision-constant",
-                                   "-cl-ext=-cl_khr_fp64,-__opencl_c_fp64",
-                                   "-D__METAL_VERSION__=310",
-                                   "-D__METAL__=1",
-                                   "-D__MTLEMU__=1"};
+  std::vector<std::string> args = {
+      "-triple", "spir64-unknown-unknown", "-x", "clcpp", "-cl-std=clc++2021",
+      "-O2", "-disable-llvm-passes", "-fno-builtin", "-fno-threadsafe-statics",
+      "-debug-info-kind=line-tables-only", "-dwarf-version=4", "-isystem",
+      kShimDirectory, "-cl-single-precision-constant",
+      "-cl-ext=-cl_khr_fp64,-__opencl_c_fp64",
+      // Metal's predefined macros, for
+      // Metal 3.1 on macOS: here, not in the
+      // shims, because the preprocessing run
+      // sees the shims as empty files and
+      // user code tests these with #if.
+      "-D__METAL_VERSION__=310", "-D__METAL__=1", "-D__METAL_MACOS__=1",
+      "-D__HAVE_BFLOAT__=1", "-D__HAVE_SIMDGROUP_MATRIX__=1", "-D__MTLEMU__=1"};
   // Metal's fast math: contraction and relaxed algebra, but NaN and inf are
   // still honoured (isnan and friends are not folded away).
   if (fast_math) {

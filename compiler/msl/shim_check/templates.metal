@@ -27,12 +27,15 @@ T relu(T x) { return max(x, T(0)); }
 template <typename T, typename U>
 T convert_to(U x) { return static_cast<T>(x); }
 
-// Deducing the element type and size from metal::vec<T, N>.
-template <typename T, int N>
-T hsum(vec<T, N> v) {
-  T s = T(0);
+// Deducing a vector type and taking its element type and size from the
+// traits. (Deducing T and N through metal::vec<T, N> does not work here:
+// vec<bfloat, N> must be bfloatN, so vec is an alias through a class
+// template; see metal_types.)
+template <typename V>
+make_scalar_t<V> hsum(V v) {
+  make_scalar_t<V> s = 0;
 #pragma unroll
-  for (int i = 0; i < N; ++i) s += v[i];
+  for (int i = 0; i < vec_elements_v<V>; ++i) s += v[i];
   return s;
 }
 

@@ -12,10 +12,13 @@ T poly(T x) {
   return (T(3) * x + T(2)) * x - T(7);
 }
 
-template <typename T, int N>
-T sum_of(vec<T, N> v) {
-  T s = T(0);
-  for (int k = 0; k < N; ++k) s += v[k];
+// Deduces the vector type and takes its element type and size from the
+// traits (mtlemu cannot deduce T and N through metal::vec<T, N>, which
+// must also name bfloatN: see the shims' metal_types).
+template <typename V>
+make_scalar_t<V> sum_of(V v) {
+  make_scalar_t<V> s = 0;
+  for (int k = 0; k < vec_elements_v<V>; ++k) s += v[k];
   return s;
 }
 
