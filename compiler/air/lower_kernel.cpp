@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "compiler/air/builtin_calls.h"
+#include "compiler/air/constant_hoisting.h"
 #include "compiler/air/dead_code.h"
 #include "compiler/air/memory_scheduling.h"
 #include "compiler/air/reconvergence.h"
@@ -651,6 +652,7 @@ Result<isa::Kernel> Lowering::Run() {
     }
   }
   RemoveDeadCode(kernel_, parts_);
+  HoistLoopConstants(kernel_, parts_);
   MergeVectorAccesses(kernel_, parts_, [this] { return NewVReg(); });
   ScheduleMemory(kernel_, parts_);
   const Status allocated =

@@ -42,6 +42,7 @@
 #include <llvm/Transforms/Scalar/LICM.h>
 #include <llvm/Transforms/Scalar/LoopPassManager.h>
 #include <llvm/Transforms/Scalar/LoopRotation.h>
+#include <llvm/Transforms/Scalar/LoopStrengthReduce.h>
 #include <llvm/Transforms/Scalar/LoopUnrollPass.h>
 #include <llvm/Transforms/Scalar/LowerConstantIntrinsics.h>
 #include <llvm/Transforms/Scalar/SROA.h>
@@ -62,7 +63,9 @@
 #include <vector>
 
 #include "compiler/air/contraction.h"
+#include "compiler/air/convergence.h"
 #include "compiler/air/memory_facts.h"
+#include "compiler/air/target_info.h"
 
 namespace mtlemu::air {
 namespace {
@@ -82,6 +85,7 @@ class PassContext {
   PassContext() : library_(llvm::Triple()) {
     library_.disableAllFunctions();
     fam_.registerPass([this] { return llvm::TargetLibraryAnalysis(library_); });
+    fam_.registerPass([] { return GpuTargetAnalysis(); });
     builder_.registerModuleAnalyses(mam_);
     builder_.registerCGSCCAnalyses(cgam_);
     builder_.registerFunctionAnalyses(fam_);
@@ -235,20 +239,7 @@ void StripIntrinsics(llvm::Module& module) {
 void MarkHelpersAlwaysInline(llvm::Module& module,
                              const std::set<const llvm::Function*>& kernels) {
   for (llvm::Function& f : module) {
-    if (f.isDeclaration()) {
-      // C++ for OpenCL makes every function convergent. A builtin that
-      // touches no memory (sqrt, fma, exp: the shims' pure ones) is not: it
-      // may be hoisted, unrolled and duplicated like arithmetic.
-      if (f.doesNotAccessMemory()) {
-        f.removeFnAttr(llvm::Attribute::Convergent);
-        for (llvm::User* u : f.users()) {
-          if (auto* call = llvm::dyn_cast<llvm::CallBase>(u)) {
-            call->removeFnAttr(llvm::Attribute::Convergent);
-          }
-        }
-      }
-      continue;
-    }
+    if (f.isDeclaration()) continue;
     f.removeFnAttr(llvm::Attribute::OptimizeNone);
     if (kernels.count(&f) != 0) continue;
     f.removeFnAttr(llvm::Attribute::NoInline);
@@ -326,7 +317,8 @@ llvm::ModulePassManager OptimizationPipeline() {
                                                       /*UseMemorySSA=*/true));
   }
   // Unrolls loops whose trip count is known when they are small or when
-  // #pragma unroll (llvm.loop.unroll.enable/full/count) asks for it.
+  // #pragma unroll (llvm.loop.unroll.enable/full/count) asks for it; the
+  // thresholds are the target's (target_info.h).
   fpm.addPass(llvm::createFunctionToLoopPassAdaptor(
       llvm::LoopFullUnrollPass(/*OptLevel=*/2)));
   fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
@@ -341,6 +333,13 @@ llvm::ModulePassManager OptimizationPipeline() {
   // invariants (row offsets of a tile, a size) inside it.
   fpm.addPass(llvm::createFunctionToLoopPassAdaptor(
       llvm::LICMPass(llvm::LICMOptions()), /*UseMemorySSA=*/true));
+  // What is left: loops too big, or with too many iterations, to unroll
+  // fully are unrolled partially (a runtime trip count: with a remainder
+  // loop), so the loop counter, its compare and its branch are paid once
+  // per several bodies.
+  fpm.addPass(llvm::LoopUnrollPass(llvm::LoopUnrollOptions(/*OptLevel=*/2)
+                                       .setPartial(true)
+                                       .setRuntime(true)));
   fpm.addPass(llvm::InstCombinePass());
   fpm.addPass(llvm::SimplifyCFGPass(CfgOptions()));
   fpm.addPass(llvm::LowerConstantIntrinsicsPass());
@@ -837,9 +836,18 @@ Status PrepareModule(llvm::Module& module,
     dce.addPass(llvm::GlobalDCEPass());
     passes.Run(dce, module);
   }
+  // spir64's layout names no native integer width, so InstCombine narrows
+  // freely (x % 8 to an i3) and LSR rewrites no induction variable: while
+  // the optimizers run, the widths a 32-bit register holds (64-bit values
+  // take two).
+  const std::string layout = module.getDataLayoutStr();
+  if (layout.find("-n") == std::string::npos) {
+    module.setDataLayout(layout + "-n8:16:32");
+  }
   // 2 and 3.
   StripIntrinsics(module);
   MarkHelpersAlwaysInline(module, kernels);
+  RemoveConvergenceFromPureBuiltins(module);
   UseIntrinsicsForPureBuiltins(module);
   DescribeBuiltinMemoryEffects(module);
   passes.InvalidateAll(module);
@@ -890,11 +898,33 @@ Status PrepareModule(llvm::Module& module,
     cleanup.addPass(llvm::DCEPass());
     passes.Run(cleanup, f);
   }
+  // Loop strength reduction, last among the IR passes (as in LLVM's code
+  // generator: the instcombine of earlier steps folds i + 1 < n into
+  // i < n - 1, which keeps both counters live): one
+  // induction variable per loop where it can, the exit test on the
+  // incremented value, addresses the memory operands take whole.
+  {
+    llvm::FunctionPassManager fpm;
+    fpm.addPass(
+        llvm::createFunctionToLoopPassAdaptor(llvm::LoopStrengthReducePass()));
+    // LCSSA's single-input phis, and SCEV's spelling of x % 8 (a trunc to
+    // i3 and back) as the mask it was; what LSR left unused. The exit
+    // compare stays on the incremented counter: LSR's add has no nuw for
+    // instcombine to fold it back with.
+    fpm.addPass(llvm::InstCombinePass());
+    fpm.addPass(llvm::DCEPass());
+    llvm::ModulePassManager mpm;
+    mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+    passes.InvalidateAll(module);
+    passes.Run(mpm, module);
+  }
   for (llvm::Function& f : module) {
     if (f.isDeclaration()) continue;
     ExpandConstantExpressions(f);
     SplitCriticalEdgesIntoPhis(f);
   }
+  module.setDataLayout(layout);
+  passes.InvalidateAll(module);
   // 7.
   std::string message;
   llvm::raw_string_ostream out(message);

@@ -9,11 +9,13 @@
 //   2. no annotation, lifetime, assume, noalias-scope, expect or debug
 //      intrinsics (the instructions keep their !dbg locations);
 //   3. every helper inlined, then SROA, mem2reg, instcombine, simplifycfg,
-//      GVN, loop rotation, LICM, unrolling of loops with a constant trip
-//      count (small ones, and as #pragma unroll / unroll N / nounroll ask;
-//      no runtime unrolling), SROA, GVN, instcombine, simplifycfg, ADCE,
-//      with no library function known and no vectorizer (the SIMD group is
-//      the vector);
+//      GVN, loop rotation, LICM, full unrolling of loops with a small
+//      constant trip count (and as #pragma unroll / unroll N / nounroll
+//      ask), SROA, GVN, LICM, partial and runtime unrolling of the rest
+//      (target_info.h's thresholds), instcombine, simplifycfg, ADCE, with
+//      no library function known and no vectorizer (the SIMD group is the
+//      vector); pure builtins are not convergent (convergence.h); loop
+//      strength reduction comes last, after step 6's scalarization;
 //   4. no generic pointers where the address space can be inferred;
 //   5. no llvm.memcpy / memmove / memset: copies become loads and stores of
 //      up to 32 bits (straight-line up to 64 accesses for a constant size,

@@ -14,8 +14,14 @@
 
 namespace mtlemu::air {
 
-// The registers a thread may use: all the ISA has.
-inline constexpr int kAllocatableRegisters = isa::kMaxRegisters;
+// The registers a thread may use: 128 32-bit registers, what an Apple GPU
+// thread has at most (Mesa src/asahi/compiler/agx_occupancy.c: 256 16-bit
+// registers; ../shared/reference/apple-gpu.md), and the chips' own
+// ChipTiming::max_registers_per_thread. Metal's compiler spills the rest,
+// and so does this one, so that the timing model sees the spill traffic.
+// Hand-written ISA may use all isa::kMaxRegisters.
+inline constexpr int kAllocatableRegisters = 128;
+static_assert(kAllocatableRegisters <= isa::kMaxRegisters);
 
 // Rewrites every register operand of `kernel` to a physical register and
 // sets kernel.registers. Per-lane liveness is correct under SIMT execution:

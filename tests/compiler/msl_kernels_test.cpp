@@ -678,15 +678,18 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
   Result<isa::Module> m = compiler::CompileMsl(source, "test.metal", {}, {"k"});
   ASSERT_TRUE(m.ok()) << m.error().message;
   const isa::Kernel& k = m.value().kernels[0];
+  // The loop unrolled at run time and its remainder loop (one iteration
+  // each): 4 loads per copy of the body.
   const auto loops = LoopsOf(k);
-  ASSERT_EQ(loops.size(), 1u);
+  ASSERT_EQ(loops.size(), 2u);
   for (const auto& [first, latch] : loops) {
     uint32_t last_load = 0, first_fma = latch, loads = 0;
     for (uint32_t i = first; i < latch; ++i) {
       if (k.code[i].op == isa::Opcode::kLoad) last_load = i, ++loads;
       if (k.code[i].op == isa::Opcode::kFma) first_fma = std::min(first_fma, i);
     }
-    EXPECT_EQ(loads, 4u);
+    EXPECT_GT(loads, 0u);
+    EXPECT_EQ(loads % 4, 0u);
     EXPECT_LT(last_load, first_fma) << isa::PrintKernel(k);
   }
   KernelHarness h = Compile(source, "k");
