@@ -477,11 +477,24 @@ void Lowering::SetUpArguments() {
   }
 }
 
+// Whether `f` uses `v`, directly or through constant expressions.
+bool UsedIn(const llvm::Value& v, const llvm::Function& f) {
+  for (const llvm::User* u : v.users()) {
+    if (const auto* inst = llvm::dyn_cast<llvm::Instruction>(u)) {
+      if (inst->getFunction() == &f) return true;
+    } else if (llvm::isa<llvm::Constant>(u) && UsedIn(*u, f)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void Lowering::AllocateStaticMemory() {
   // Threadgroup arrays declared in the kernel: static threadgroup memory.
+  // The module may hold other kernels' arrays too.
   uint32_t offset = 0;
   for (const llvm::GlobalVariable& g : f_.getParent()->globals()) {
-    if (g.getAddressSpace() != 3 || g.use_empty()) continue;
+    if (g.getAddressSpace() != 3 || !UsedIn(g, f_)) continue;
     const llvm::Align align = g.getAlign().valueOrOne();
     offset = static_cast<uint32_t>(llvm::alignTo(offset, align));
     threadgroup_globals_[&g] = offset;

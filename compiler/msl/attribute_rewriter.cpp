@@ -17,6 +17,8 @@ constexpr std::array<std::string_view, 9> kStandardAttributes = {
     "likely",       "unlikely",           "noreturn",
     "deprecated",   "carries_dependency", "no_unique_address"};
 
+constexpr size_t npos = std::string_view::npos;
+
 bool IsIdentifierChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
@@ -227,6 +229,138 @@ std::optional<std::string_view> MethodQualifierReplacement(
                                                               : "__global";
 }
 
+// A braced list in argument position, `f(a, {x, y, z})`, at the `{` at `i`
+// (see __mtl_braced_list in the shims' metal_types): the offset of its
+// closing `}`, or npos when the `{` is not one (a statement expression
+// `({ ...; })`, an empty list, a list in a list).
+size_t BracedArgumentEnd(std::string_view s, size_t i,
+                         const std::vector<char>& open_brackets) {
+  if (open_brackets.empty() || open_brackets.back() != '(') return npos;
+  size_t p = i;
+  while (p > 0 && std::isspace(static_cast<unsigned char>(s[p - 1]))) --p;
+  if (p == 0 || (s[p - 1] != '(' && s[p - 1] != ',')) return npos;
+  int depth = 0;
+  bool empty = true;
+  for (size_t k = i; k < s.size(); ++k) {
+    const size_t skipped = SkipCommentOrLiteral(s, k);
+    if (skipped != k) {
+      k = skipped - 1;
+      empty = false;
+      continue;
+    }
+    const char c = s[k];
+    if (c == '{' || c == '(' || c == '[') ++depth;
+    if (c == '}' || c == ')' || c == ']') {
+      if (--depth == 0) return c == '}' && !empty ? k : npos;
+    }
+    if (depth == 1 && c == ';') return npos;
+    if (k > i && !std::isspace(static_cast<unsigned char>(c))) empty = false;
+  }
+  return npos;
+}
+
+// `threadgroup float t[32] = {0};` (MLX's layer norm): Metal's compiler
+// takes an initializer on a threadgroup variable, C++ for OpenCL refuses
+// it. Threadgroup memory is written before it is read in such code (Metal
+// does not run the initializer per threadgroup), so the initializer goes.
+// For the word `threadgroup` at `i`: the [start, end) of ` = ...` to drop,
+// or nullopt.
+std::optional<std::pair<size_t, size_t>> ThreadgroupInitializer(
+    std::string_view s, size_t i) {
+  for (size_t k = i + 11; k < s.size(); ++k) {
+    const char c = s[k];
+    if (c == ';' || c == ',' || c == '(' || c == ')' || c == '{' || c == '}') {
+      return std::nullopt;
+    }
+    if (c != '=') continue;
+    // `operator+=`, `a == b`: no initializer.
+    if ((k + 1 < s.size() && s[k + 1] == '=') ||
+        std::string_view("+-*/%&|^<>!=").find(s[k - 1]) !=
+            std::string_view::npos) {
+      return std::nullopt;
+    }
+    size_t start = k;
+    while (start > 0 && s[start - 1] == ' ') --start;
+    int depth = 0;
+    for (size_t e = k + 1; e < s.size(); ++e) {
+      const size_t skipped = SkipCommentOrLiteral(s, e);
+      if (skipped != e) {
+        e = skipped - 1;
+        continue;
+      }
+      if (s[e] == '{' || s[e] == '(' || s[e] == '[') ++depth;
+      if (s[e] == '}' || s[e] == ')' || s[e] == ']') --depth;
+      if (depth == 0 && s[e] == ';') return std::make_pair(start, e);
+      if (depth < 0) return std::nullopt;
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// `uint4 ks = {a, b, c};`: Metal fills the elements a braced list leaves
+// out of a vector with zeros, clang refuses the short list. For a vector
+// type name at `i` (float4, packed_half3, ...) declaring a variable with a
+// braced list of fewer elements: the offset of the list's `}` and how many
+// zeros to add before it.
+std::optional<std::pair<size_t, int>> ShortVectorList(std::string_view s,
+                                                      size_t i) {
+  static constexpr std::string_view kScalars[] = {
+      "bool", "char", "uchar", "short", "ushort", "int",
+      "uint", "long", "ulong", "half",  "float",  "bfloat"};
+  size_t k = i;
+  if (s.compare(k, 7, "packed_") == 0) k += 7;
+  size_t end = k;
+  while (end < s.size() && IsIdentifierChar(s[end])) ++end;
+  if (end - k < 2) return std::nullopt;
+  const char digit = s[end - 1];
+  if (digit < '2' || digit > '4') return std::nullopt;
+  const std::string_view scalar = s.substr(k, end - 1 - k);
+  if (std::find(std::begin(kScalars), std::end(kScalars), scalar) ==
+      std::end(kScalars)) {
+    return std::nullopt;
+  }
+  const int n = digit - '0';
+  // NAME = {
+  size_t p = end;
+  auto skip_space = [&] {
+    while (p < s.size() && std::isspace(static_cast<unsigned char>(s[p]))) ++p;
+  };
+  skip_space();
+  const size_t name = p;
+  while (p < s.size() && IsIdentifierChar(s[p])) ++p;
+  if (p == name || std::isdigit(static_cast<unsigned char>(s[name]))) {
+    return std::nullopt;
+  }
+  skip_space();
+  if (p >= s.size() || s[p] != '=') return std::nullopt;
+  ++p;
+  skip_space();
+  if (p >= s.size() || s[p] != '{') return std::nullopt;
+  int depth = 0, elements = 1;
+  bool empty = true;
+  for (size_t e = p; e < s.size(); ++e) {
+    const size_t skipped = SkipCommentOrLiteral(s, e);
+    if (skipped != e) {
+      e = skipped - 1;
+      empty = false;
+      continue;
+    }
+    const char c = s[e];
+    if (c == '{' || c == '(' || c == '[') ++depth;
+    if (c == '}' || c == ')' || c == ']') {
+      if (--depth == 0) {
+        if (empty || elements >= n) return std::nullopt;
+        return std::make_pair(e, n - elements);
+      }
+    }
+    if (depth == 1 && c == ',') ++elements;
+    if (depth == 1 && c == ';') return std::nullopt;
+    if (e > p && !std::isspace(static_cast<unsigned char>(c))) empty = false;
+  }
+  return std::nullopt;
+}
+
 // One attribute: a name and the raw text of its arguments (maybe empty).
 struct Attribute {
   std::string name;
@@ -293,6 +427,10 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
   RewrittenSource out;
   out.text.reserve(s.size() + s.size() / 8);
   const std::vector<ClassBody> classes = ClassBodies(s);
+  std::vector<char> open_brackets;  // ( [ { outside comments and literals
+  std::vector<size_t> braced_ends;  // the `}` of each braced argument open
+  // The `}` of each short vector list open, and the zeros it needs.
+  std::vector<std::pair<size_t, int>> short_lists;
   size_t copied = 0;  // original offset up to which text is copied
   auto copy_to = [&](size_t end) {
     if (end > copied) {
@@ -321,6 +459,46 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
         i = params.back().end;
         continue;
       }
+    }
+    if (IsIdentifierChar(s[i]) && (i == 0 || !IsIdentifierChar(s[i - 1]))) {
+      if (s.compare(i, 11, "threadgroup") == 0 && i + 11 < s.size() &&
+          !IsIdentifierChar(s[i + 11])) {
+        if (const auto drop = ThreadgroupInitializer(s, i)) {
+          copy_to(drop->first);
+          copied = drop->second;  // the `;` stays
+        }
+      } else if (const auto list = ShortVectorList(s, i)) {
+        short_lists.emplace_back(list->first, list->second);
+      }
+    }
+    if (s[i] == '}' && !short_lists.empty() && short_lists.back().first == i) {
+      copy_to(i);
+      out.anchors.emplace_back(out.text.size(), i);
+      for (int z = 0; z < short_lists.back().second; ++z) out.text += ", 0";
+      short_lists.pop_back();
+    }
+    if (s[i] == '{') {
+      const size_t end = BracedArgumentEnd(s, i, open_brackets);
+      if (end != npos) {
+        copy_to(i);
+        out.anchors.emplace_back(out.text.size(), i);
+        out.text += "__mtl_braced_list(";
+        copied = i + 1;
+        braced_ends.push_back(end);
+      }
+    }
+    if (s[i] == '}' && !braced_ends.empty() && braced_ends.back() == i) {
+      braced_ends.pop_back();
+      copy_to(i);
+      out.anchors.emplace_back(out.text.size(), i);
+      out.text += ")";
+      copied = i + 1;
+    }
+    // Parentheses and braces here, square brackets below (a Metal
+    // attribute's [[ ]] are skipped whole).
+    if (s[i] == '(' || s[i] == '{') open_brackets.push_back(s[i]);
+    if ((s[i] == ')' || s[i] == '}') && !open_brackets.empty()) {
+      open_brackets.pop_back();
     }
     if (s[i] == ')') {
       const std::optional<MethodQualifier> q = MethodQualifierAfter(s, i);
@@ -357,6 +535,8 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
       }
     }
     if (s.compare(i, 2, "[[") != 0) {
+      if (s[i] == '[') open_brackets.push_back('[');
+      if (s[i] == ']' && !open_brackets.empty()) open_brackets.pop_back();
       ++i;
       continue;
     }
@@ -370,6 +550,7 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
         !std::all_of(
             attributes.begin(), attributes.end(),
             [](const Attribute& a) { return IsMetalAttribute(a.name); })) {
+      open_brackets.insert(open_brackets.end(), 2, '[');
       i += 2;
       continue;
     }

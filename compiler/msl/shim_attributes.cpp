@@ -42,9 +42,18 @@ class ThreadgroupVariableAttribute : public ShimAttribute {
       return AttributeApplied;
     }
     clang::FunctionDecl* f = sema.getCurFunctionDecl();
-    if (f != nullptr && !f->hasAttr<clang::OpenCLKernelAttr>() &&
-        IsKernel(*f)) {
+    if (f == nullptr || !IsKernel(*f)) return AttributeApplied;
+    if (!f->hasAttr<clang::OpenCLKernelAttr>()) {
       f->addAttr(clang::OpenCLKernelAttr::CreateImplicit(sema.Context));
+    }
+    // Metal takes threadgroup variables in any block of a kernel (MLX's
+    // sort declares them in `if (ARG_SORT) { ... }`); clang's check wants
+    // the function's outermost scope. The block's scope counts as one from
+    // here to its end.
+    if (clang::Scope* scope = sema.getCurScope();
+        scope != nullptr && !scope->isFunctionScope() &&
+        scope->getFnParent() != nullptr) {
+      scope->setFlags(scope->getFlags() | clang::Scope::FnScope);
     }
     return AttributeApplied;
   }

@@ -944,3 +944,37 @@ TEST(MslKernels, CorpusCompilesOrSaysWhatIsUnsupported) {
 
 }  // namespace
 }  // namespace mtlemu
+
+namespace mtlemu {
+namespace {
+
+// A file of several kernels (MLX compiles hundreds per file): each kernel's
+// static threadgroup memory is its own arrays', not the file's.
+TEST(MslKernels, StaticThreadgroupMemoryIsEachKernelsOwn) {
+  Result<isa::Module> m = compiler::CompileMsl(R"(
+#include <metal_stdlib>
+using namespace metal;
+template <int N>
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_threadgroup]]) {
+  threadgroup float t[N];
+  t[i] = float(i);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[i] = t[N - 1 - i];
+}
+template [[host_name("k_small")]] kernel void k<64>(device float*, uint);
+template [[host_name("k_big")]] kernel void k<6000>(device float*, uint);
+kernel void none(device float* out [[buffer(0)]]) { out[0] = 1.0f; }
+)",
+                                               "several.metal", {});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  std::map<std::string, uint32_t> memory;
+  for (const isa::Kernel& k : m.value().kernels) {
+    memory[k.name] = k.static_threadgroup_memory;
+  }
+  EXPECT_EQ(memory["k_small"], 64u * 4);
+  EXPECT_EQ(memory["k_big"], 6000u * 4);
+  EXPECT_EQ(memory["none"], 0u);
+}
+
+}  // namespace
+}  // namespace mtlemu

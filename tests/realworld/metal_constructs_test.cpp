@@ -315,6 +315,72 @@ kernel void k(device float* out [[buffer(0)]], device pair_t* p [[buffer(1)]],
   }
 }
 
+// A braced list as a function argument converts to a vector parameter (and
+// picks that overload over a scalar one, as MLX's elem_to_loc relies on),
+// to a struct, or to a scalar; statement expressions and lambdas are left
+// alone.
+TEST(MetalConstructs, BracedListsAsArguments) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+struct pair_t { int a; int b; };
+template <typename T> T loc(T elem, int k) { return elem * T(k); }
+template <typename T> T loc(uint3 elem, int k) { return T(elem.x + 10 * elem.y + 100 * elem.z) * T(k); }
+int first(pair_t p) { return p.a - p.b; }
+float dot2(float2 a, float2 b) { return dot(a, b); }
+kernel void k(device int* out [[buffer(0)]], device float* f [[buffer(1)]],
+              uint3 i [[thread_position_in_grid]]) {
+  const uint n = i.x;
+  auto twice = [](int x) { return 2 * x; };
+  out[n] = loc<int>({2 * i.x, 1u, 3u}, 2) + loc<int>(int(n), 1000) +
+           first({7, int(n)}) + twice(({ int t = 1; t; }));
+  f[n] = dot2({float(n), 1.0f}, {2.0f, 0.5f});
+}
+)",
+                            "k");
+  h.SetBuffer(0, std::vector<int32_t>(8, 0));
+  h.SetBuffer(1, std::vector<float>(8, 0.0f));
+  ASSERT_TRUE(Runs(h, {8}, {8}));
+  const std::vector<int32_t> out = h.Read<int32_t>(0);
+  const std::vector<float> f = h.Read<float>(1);
+  for (int n = 0; n < 8; ++n) {
+    EXPECT_EQ(out[n], (2 * n + 10 + 300) * 2 + n * 1000 + (7 - n) + 2) << n;
+    EXPECT_EQ(f[n], 2.0f * n + 0.5f) << n;
+  }
+}
+
+// Threadgroup arrays declared in a block of a kernel template (MLX's sort)
+// and with an initializer (MLX's layer norm); short braced lists of a
+// vector fill the rest with zeros (MLX's random).
+TEST(MetalConstructs, ThreadgroupArraysInBlocksAndShortVectorLists) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+template <bool REVERSE>
+[[kernel]] void k(device uint* out, uint i [[thread_position_in_threadgroup]]) {
+  threadgroup uint total[1] = {0};
+  if (i == 0) total[0] = 0;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (REVERSE) {
+    threadgroup uint t[32];
+    t[i] = i;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    uint4 v = {t[31 - i], 5u, 7u};
+    float4 acc = {1.5f};
+    out[i] = v.x + v.y + v.z + v.w + uint(acc.x + acc.y + acc.w);
+  }
+}
+template [[host_name("k_rev")]] [[kernel]] decltype(k<true>) k<true>;
+)",
+                            "k_rev");
+  h.SetBuffer(0, std::vector<uint32_t>(32, 0));
+  ASSERT_TRUE(Runs(h, {32}, {32}));
+  const std::vector<uint32_t> out = h.Read<uint32_t>(0);
+  for (uint32_t i = 0; i < 32; ++i) {
+    EXPECT_EQ(out[i], (31 - i) + 5 + 7 + 0 + 1) << i;
+  }
+}
+
 // Metal 4's tensor operations (MLX's _nax kernels) are not modelled: one
 // error at the #include that names the feature, not a cascade.
 TEST(MetalConstructs, UnsupportedFeatureIsOneErrorNamingIt) {

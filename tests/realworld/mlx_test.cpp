@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "compiler/msl_compiler.h"
+#include "isa/numeric.h"
 #include "tests/support/kernel_harness.h"
 
 namespace mtlemu {
@@ -264,6 +265,103 @@ TEST(MlxKernels, BinaryContiguousScalarAndBroadcast) {
       for (int c = 0; c < cols; ++c) {
         EXPECT_EQ(out[r * cols + c], m[r * cols + c] - row[c]) << r << "," << c;
       }
+    }
+  }
+}
+
+// copy.metal: copy_gpu_inplace (copy.cpp), general copy of a 3-D view
+// ("g3_copy", float32 to float16): in 0, out 1, the input's strides at 3;
+// grid (dim0, dim1, rest). The view permutes a 4 x 5 x 6 array's axes to
+// 6 x 4 x 5; values are multiples of 1/4, exact in half.
+TEST(MlxKernels, CopyPermutedViewToHalf) {
+  REQUIRE_MLX();
+  const int a = 4, b = 5, c = 6;
+  std::vector<float> in(a * b * c);
+  for (size_t i = 0; i < in.size(); ++i) {
+    in[i] = 0.25f * static_cast<float>(i) - 20.0f;
+  }
+  KernelHarness h = MlxKernel("copy.metal", "g3_copyfloat32float16");
+  h.SetBuffer(0, in);
+  h.SetBuffer(1, std::vector<uint16_t>(in.size(), 0));
+  // out[k][i][j] = in[i][j][k]: out shape (c, a, b), strides into in.
+  const std::vector<int64_t> strides = {1, b * c, c};
+  h.SetBytesRaw(3, strides.data(), strides.size() * sizeof(int64_t));
+  ASSERT_TRUE(Runs(h,
+                   {static_cast<uint32_t>(b), static_cast<uint32_t>(a),
+                    static_cast<uint32_t>(c)},
+                   {8, 4, 2}));
+  const std::vector<uint16_t> out = h.Read<uint16_t>(1);
+  for (int k = 0; k < c; ++k) {
+    for (int i = 0; i < a; ++i) {
+      for (int j = 0; j < b; ++j) {
+        EXPECT_EQ(isa::HalfBitsToFloat(out[(k * a + i) * b + j]),
+                  in[(i * b + j) * c + k])
+            << k << "," << i << "," << j;
+      }
+    }
+  }
+}
+
+// softmax.metal: Softmax::eval_gpu (softmax.cpp), one threadgroup per row
+// ("block_softmax_"): in 0, out 1, axis_size at 2; threadgroup 32 *
+// ceil(ceil(axis / 4) / 32) threads.
+TEST(MlxKernels, SoftmaxRows) {
+  REQUIRE_MLX();
+  const int rows = 7, axis = 301;
+  std::vector<float> in(rows * axis);
+  for (int i = 0; i < rows * axis; ++i) {
+    in[i] = std::sin(0.37f * static_cast<float>(i)) * 6.0f;
+  }
+  KernelHarness h = MlxKernel("softmax.metal", "block_softmax_float32");
+  h.SetBuffer(0, in);
+  h.SetBuffer(1, std::vector<float>(in.size(), -1.0f));
+  h.SetBytes(2, int32_t{axis});
+  const uint32_t group = 32 * (((axis + 3) / 4 + 31) / 32);
+  ASSERT_TRUE(Runs(h, {rows * group}, {group}));
+  const std::vector<float> out = h.Read<float>(1);
+  for (int r = 0; r < rows; ++r) {
+    double max = -1e300, sum = 0;
+    for (int i = 0; i < axis; ++i)
+      max = std::max(max, double(in[r * axis + i]));
+    for (int i = 0; i < axis; ++i) sum += std::exp(in[r * axis + i] - max);
+    for (int i = 0; i < axis; ++i) {
+      const double expected = std::exp(in[r * axis + i] - max) / sum;
+      EXPECT_NEAR(out[r * axis + i], expected, 1e-6 + 1e-5 * expected)
+          << r << "," << i;
+    }
+  }
+}
+
+// rms_norm.metal: RMSNorm::eval_gpu (normalization.cpp), "rms" one row per
+// threadgroup: x 0, w 1, out 2, eps 3, axis_size 4, w_stride 5.
+TEST(MlxKernels, RmsNorm) {
+  REQUIRE_MLX();
+  const uint32_t rows = 5, axis = 200;
+  std::vector<float> x(rows * axis), w(axis);
+  for (uint32_t i = 0; i < rows * axis; ++i) {
+    x[i] = std::cos(0.11f * static_cast<float>(i)) * (1.0f + i % 3);
+  }
+  for (uint32_t i = 0; i < axis; ++i) w[i] = 0.5f + 0.01f * i;
+  const float eps = 1e-5f;
+  KernelHarness h = MlxKernel("rms_norm.metal", "rmsfloat32");
+  h.SetBuffer(0, x);
+  h.SetBuffer(1, w);
+  h.SetBuffer(2, std::vector<float>(x.size(), 0.0f));
+  h.SetBytes(3, eps);
+  h.SetBytes(4, axis);
+  h.SetBytes(5, uint32_t{1});
+  const uint32_t group = 32 * (((axis + 3) / 4 + 31) / 32);
+  ASSERT_TRUE(Runs(h, {rows * group}, {group}));
+  const std::vector<float> out = h.Read<float>(2);
+  for (uint32_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (uint32_t i = 0; i < axis; ++i)
+      ss += double(x[r * axis + i]) * x[r * axis + i];
+    const double scale = 1.0 / std::sqrt(ss / axis + eps);
+    for (uint32_t i = 0; i < axis; ++i) {
+      const double expected = x[r * axis + i] * scale * w[i];
+      EXPECT_NEAR(out[r * axis + i], expected, 1e-5 * (1 + std::fabs(expected)))
+          << r << "," << i;
     }
   }
 }
