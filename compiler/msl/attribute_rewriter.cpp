@@ -151,6 +151,7 @@ std::optional<MethodQualifier> MethodQualifierAfter(std::string_view s,
 // brace], and whether a member of each is qualified `device`.
 struct ClassBody {
   size_t open, close;
+  std::string_view name;  // empty for an anonymous class
   bool has_device_member = false;
 };
 
@@ -190,7 +191,22 @@ std::vector<ClassBody> ClassBodies(std::string_view s) {
       if (s[close] == '{') ++depth;
       if (s[close] == '}' && --depth == 0) break;
     }
-    ClassBody body{k, close};
+    // The name: the last identifier of the head before any base list or
+    // template arguments (`struct complex_t`, `struct BlockMMA<T, ...>`,
+    // `struct alignas(8) S : Base`).
+    size_t head_end = i + word;
+    while (head_end < k && s[head_end] != ':' && s[head_end] != '<') {
+      ++head_end;
+    }
+    size_t name_end = head_end;
+    while (name_end > i + word && !IsIdentifierChar(s[name_end - 1])) {
+      --name_end;
+    }
+    size_t name_start = name_end;
+    while (name_start > i + word && IsIdentifierChar(s[name_start - 1])) {
+      --name_start;
+    }
+    ClassBody body{k, close, s.substr(name_start, name_end - name_start)};
     for (size_t j = k; j < close; ++j) {
       if (s[j] != ')') continue;
       const std::optional<MethodQualifier> q = MethodQualifierAfter(s, j);
@@ -201,32 +217,68 @@ std::vector<ClassBody> ClassBodies(std::string_view s) {
   return out;
 }
 
-// What a method qualifier becomes. `thread` goes: clang makes temporaries
-// and return values in no address space, which a __private constructor
-// cannot make, and an unqualified method takes objects in every address
-// space (the other qualifiers' overloads still win where they match).
-// `constant` is `__global const` elsewhere (see __mtl_config), which would
-// make a const constructor: it becomes __global, where the object of a
-// `constant` declaration lives, unless the class also has `device` members
-// (then they would collide, and __constant keeps them apart while the
-// device overload serves: code whose device and constant overloads differ
-// would see the device one for a `constant` object). `threadgroup` carries a
-// variable attribute that has no place on a function: plain __local. `device`
-// stays.
-std::optional<std::string_view> MethodQualifierReplacement(
-    const MethodQualifier& q, const std::vector<ClassBody>& classes) {
-  if (q.word == "thread") return "";
-  if (q.word == "threadgroup") return "__local";
-  if (q.word != "constant") return std::nullopt;
+// The innermost class body holding `offset`, or nullptr.
+const ClassBody* EnclosingClass(const std::vector<ClassBody>& classes,
+                                size_t offset) {
   const ClassBody* innermost = nullptr;
   for (const ClassBody& c : classes) {
-    if (c.open < q.start && q.start < c.close &&
+    if (c.open < offset && offset < c.close &&
         (innermost == nullptr || c.open > innermost->open)) {
       innermost = &c;
     }
   }
-  return innermost != nullptr && innermost->has_device_member ? "__constant"
-                                                              : "__global";
+  return innermost;
+}
+
+// Whether the parameter list closed by the `)` at `i` is a constructor's:
+// the name before its `(` is the enclosing class's.
+bool ClosesConstructorParameters(std::string_view s, size_t i,
+                                 const ClassBody* owner) {
+  if (owner == nullptr || owner->name.empty()) return false;
+  int depth = 0;
+  size_t open = i;
+  for (;; --open) {
+    if (s[open] == ')') ++depth;
+    if (s[open] == '(' && --depth == 0) break;
+    if (open == owner->open) return false;
+  }
+  size_t end = open;
+  while (end > 0 && std::isspace(static_cast<unsigned char>(s[end - 1]))) {
+    --end;
+  }
+  size_t start = end;
+  while (start > 0 && IsIdentifierChar(s[start - 1])) --start;
+  return s.substr(start, end - start) == owner->name &&
+         (start == 0 || s[start - 1] != '~');
+}
+
+// What a method qualifier becomes. `thread` on a constructor goes: clang
+// makes temporaries and return values in no address space, which a
+// __private constructor cannot make, and an unqualified constructor makes
+// objects in every address space (the other qualifiers' overloads still
+// win where they match); on other methods it stays __private, so `this`
+// and the references they return are thread's, as in Metal. `constant` is
+// `__global const` elsewhere (see __mtl_config), which would make a const
+// constructor: it becomes __global, where the object of a `constant`
+// declaration lives, unless the class also has `device` members (then
+// they would collide, and __constant keeps them apart while the device
+// overload serves: code whose device and constant overloads differ would
+// see the device one for a `constant` object). `threadgroup` carries a
+// variable attribute that has no place on a function: plain __local.
+// `device` stays.
+std::optional<std::string_view> MethodQualifierReplacement(
+    std::string_view s, size_t close_paren, const MethodQualifier& q,
+    const std::vector<ClassBody>& classes) {
+  const ClassBody* owner = EnclosingClass(classes, q.start);
+  if (q.word == "thread") {
+    return ClosesConstructorParameters(s, close_paren, owner)
+               ? std::optional<std::string_view>("")
+               : std::nullopt;
+  }
+  if (q.word == "threadgroup") return "__local";
+  if (q.word != "constant") return std::nullopt;
+  return owner != nullptr && owner->has_device_member ? "__constant"
+                                                      : "__global";
 }
 
 // A braced list in argument position, `f(a, {x, y, z})`, at the `{` at `i`
@@ -503,7 +555,7 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
     if (s[i] == ')') {
       const std::optional<MethodQualifier> q = MethodQualifierAfter(s, i);
       const std::optional<std::string_view> replacement =
-          q ? MethodQualifierReplacement(*q, classes) : std::nullopt;
+          q ? MethodQualifierReplacement(s, i, *q, classes) : std::nullopt;
       if (replacement) {
         copy_to(q->start);
         out.anchors.emplace_back(out.text.size(), q->start);
