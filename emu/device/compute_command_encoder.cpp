@@ -178,6 +178,7 @@ Status ComputeCommandEncoder::Encode(const emu::DispatchGrid& grid) {
   d.uniforms.assign(static_cast<size_t>(kernel.uniforms), 0);
   for (const isa::BufferArgument& arg : kernel.buffers) {
     const BufferBinding& b = buffers_[arg.index];
+    if (!b.buffer && !pipeline_->isBufferActive(arg.index)) continue;
     if (!b.buffer) {
       return Error{"kernel '" + kernel.name + "' needs a buffer at index " +
                    std::to_string(arg.index) +

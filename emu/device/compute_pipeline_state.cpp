@@ -24,7 +24,41 @@ uint32_t MaxThreads(const isa::Kernel& kernel) {
   return limit;
 }
 
+// The buffer arguments whose address (uniform pair) some instruction reads.
+std::vector<int> ActiveBuffers(const isa::Kernel& kernel) {
+  std::vector<bool> read(static_cast<size_t>(kernel.uniforms), false);
+  auto mark = [&](isa::OperandKind kind, int u) {
+    if (kind == isa::OperandKind::kUniform && u >= 0 &&
+        u < static_cast<int>(read.size())) {
+      read[u] = true;
+    }
+  };
+  for (const isa::Instruction& ins : kernel.code) {
+    for (const isa::Operand& o : ins.operands) {
+      mark(o.kind, o.reg);
+      if (o.kind == isa::OperandKind::kMemory) {
+        mark(o.mem.base_kind, o.mem.base);
+      }
+    }
+  }
+  std::vector<int> active;
+  for (const isa::BufferArgument& b : kernel.buffers) {
+    const bool low =
+        b.uniform < static_cast<int>(read.size()) && read[b.uniform];
+    const bool high =
+        b.uniform + 1 < static_cast<int>(read.size()) && read[b.uniform + 1];
+    if (low || high) active.push_back(b.index);
+  }
+  std::sort(active.begin(), active.end());
+  return active;
+}
+
 }  // namespace
+
+bool ComputePipelineState::isBufferActive(int index) const {
+  return std::binary_search(active_buffers_.begin(), active_buffers_.end(),
+                            index);
+}
 
 ComputePipelineState::ComputePipelineState(
     std::shared_ptr<const Function> function, emu::DecodedKernel decoded,
@@ -32,6 +66,7 @@ ComputePipelineState::ComputePipelineState(
     : function_(std::move(function)),
       decoded_(std::move(decoded)),
       max_threads_(MaxThreads(function_->kernel())),
-      constant_data_(std::move(constant_data)) {}
+      constant_data_(std::move(constant_data)),
+      active_buffers_(ActiveBuffers(function_->kernel())) {}
 
 }  // namespace mtlemu

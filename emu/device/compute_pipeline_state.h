@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "emu/device/buffer.h"
 #include "emu/device/library.h"
@@ -34,12 +35,17 @@ class ComputePipelineState {
   const std::shared_ptr<Buffer>& constantDataBuffer() const {
     return constant_data_;
   }
+  // Whether the kernel reads the buffer argument at this index (Metal's
+  // MTLArgument isActive): an inactive buffer need not be bound, as MLX
+  // leaves the buffers of arguments it switched off unbound.
+  bool isBufferActive(int index) const;
 
  private:
   std::shared_ptr<const Function> function_;
   emu::DecodedKernel decoded_;
   uint32_t max_threads_;
   std::shared_ptr<Buffer> constant_data_;
+  std::vector<int> active_buffers_;  // indices, sorted
 };
 
 }  // namespace mtlemu

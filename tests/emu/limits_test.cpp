@@ -269,6 +269,8 @@ TEST(LimitsTest, MissingBufferBindingNamesIndexAndName) {
 .kernel needs_two
 .buffer 0 u0 device float in
 .buffer 2 u2 device float out
+    mov.f32 r0, 1.0
+    st.device.f32 [u2], r0
     exit
 .end
 )");
@@ -276,6 +278,23 @@ TEST(LimitsTest, MissingBufferBindingNamesIndexAndName) {
   EXPECT_TRUE(FailsWith(
       h.DispatchThreads({4}, {4}),
       {"kernel 'needs_two'", "buffer at index 2", "'out'", "none is bound"}));
+}
+
+// A buffer argument no instruction reads is inactive (Metal's
+// MTLArgument.isActive) and need not be bound; an active one must be.
+TEST(LimitsTest, InactiveBufferNeedsNoBinding) {
+  KernelHarness h(R"(
+.kernel one_of_two
+.buffer 0 u0 device float out
+.buffer 1 u2 device float unused
+    mov.f32 r0, 2.5
+    st.device.f32 [u0], r0
+    exit
+.end
+)");
+  h.SetBuffer(0, std::vector<float>(1));
+  ASSERT_TRUE(Runs(h, {1}, {1}));
+  EXPECT_EQ(h.Read<float>(0), std::vector<float>{2.5f});
 }
 
 // --- dispatch shapes and position registers ----------------------------------
