@@ -236,6 +236,46 @@ void StripIntrinsics(llvm::Module& module) {
 }
 
 // Step 3, first half: every function but the kernels is inlined.
+// Program-scope constant tables that the code reaches only through casts to
+// the device address space move there, read-only (where the shims'
+// `constant` data lives too). Clang makes such a table from a constexpr
+// static member array (`wt_transform.const`, MLX's Winograd transforms) in
+// OpenCL's __constant and casts it where it is read as `constant T*`.
+void MoveCastConstantTablesToDevice(llvm::Module& module) {
+  std::vector<llvm::GlobalVariable*> tables;
+  for (llvm::GlobalVariable& g : module.globals()) {
+    if (g.getAddressSpace() != kConstantAddressSpace || !g.hasInitializer()) {
+      continue;
+    }
+    g.removeDeadConstantUsers();
+    const bool only_casts =
+        !g.use_empty() && llvm::all_of(g.users(), [](const llvm::User* u) {
+          const auto* op = llvm::dyn_cast<llvm::Operator>(u);
+          return op != nullptr &&
+                 op->getOpcode() == llvm::Instruction::AddrSpaceCast &&
+                 op->getType()->getPointerAddressSpace() == kDeviceAddressSpace;
+        });
+    if (only_casts) tables.push_back(&g);
+  }
+  for (llvm::GlobalVariable* g : tables) {
+    auto* moved = new llvm::GlobalVariable(
+        module, g->getValueType(), /*isConstant=*/true, g->getLinkage(),
+        g->getInitializer(), g->getName() + ".device", g,
+        llvm::GlobalValue::NotThreadLocal, kDeviceAddressSpace);
+    moved->setAlignment(g->getAlign());
+    moved->setUnnamedAddr(g->getUnnamedAddr());
+    std::vector<llvm::User*> casts(g->user_begin(), g->user_end());
+    for (llvm::User* cast : casts) {
+      cast->replaceAllUsesWith(moved);
+      if (auto* inst = llvm::dyn_cast<llvm::Instruction>(cast)) {
+        inst->eraseFromParent();
+      }
+    }
+    g->removeDeadConstantUsers();
+    if (g->use_empty()) g->eraseFromParent();
+  }
+}
+
 void MarkHelpersAlwaysInline(llvm::Module& module,
                              const std::set<const llvm::Function*>& kernels) {
   for (llvm::Function& f : module) {
@@ -844,6 +884,7 @@ Status PrepareModule(llvm::Module& module,
   if (layout.find("-n") == std::string::npos) {
     module.setDataLayout(layout + "-n8:16:32");
   }
+  MoveCastConstantTablesToDevice(module);
   // 2 and 3.
   StripIntrinsics(module);
   MarkHelpersAlwaysInline(module, kernels);

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -312,16 +313,19 @@ size_t BracedArgumentEnd(std::string_view s, size_t i,
 }
 
 // `threadgroup float t[32] = {0};` (MLX's layer norm): Metal's compiler
-// takes an initializer on a threadgroup variable, C++ for OpenCL refuses
-// it. Threadgroup memory is written before it is read in such code (Metal
-// does not run the initializer per threadgroup), so the initializer goes.
-// For the word `threadgroup` at `i`: the [start, end) of ` = ...` to drop,
-// or nullopt.
+// takes a braced initializer on a threadgroup variable, C++ for OpenCL
+// refuses it (a pointer to threadgroup memory keeps its initializer).
+// Threadgroup memory is written before it is read in such code (Metal does not
+// run the initializer per threadgroup), so the initializer goes. For the word
+// `threadgroup` at `i`: the [start, end) of ` = ...` to drop, or nullopt.
 std::optional<std::pair<size_t, size_t>> ThreadgroupInitializer(
     std::string_view s, size_t i) {
   for (size_t k = i + 11; k < s.size(); ++k) {
     const char c = s[k];
-    if (c == ';' || c == ',' || c == '(' || c == ')' || c == '{' || c == '}') {
+    // A pointer or reference to threadgroup memory is a thread variable:
+    // its initializer stays.
+    if (c == ';' || c == ',' || c == '(' || c == ')' || c == '{' || c == '}' ||
+        c == '*' || c == '&') {
       return std::nullopt;
     }
     if (c != '=') continue;
@@ -331,6 +335,12 @@ std::optional<std::pair<size_t, size_t>> ThreadgroupInitializer(
             std::string_view::npos) {
       return std::nullopt;
     }
+    size_t brace = k + 1;
+    while (brace < s.size() &&
+           std::isspace(static_cast<unsigned char>(s[brace]))) {
+      ++brace;
+    }
+    if (brace >= s.size() || s[brace] != '{') return std::nullopt;
     size_t start = k;
     while (start > 0 && s[start - 1] == ' ') --start;
     int depth = 0;
@@ -413,6 +423,44 @@ std::optional<std::pair<size_t, int>> ShortVectorList(std::string_view s,
   return std::nullopt;
 }
 
+// `vec<T, N>(x)` at `i` (the word vec): MSL's vector constructor, which
+// clang would compile as a bit cast of a vector; returns the offset of
+// the word's end when the `<...>` is followed by `(` (the front end then
+// spells it __vec_make, see the shims' metal_types).
+std::optional<size_t> VecConstructorName(std::string_view s, size_t i) {
+  if (s.compare(i, 3, "vec") != 0 || (i > 0 && IsIdentifierChar(s[i - 1])) ||
+      i + 3 >= s.size() || IsIdentifierChar(s[i + 3])) {
+    return std::nullopt;
+  }
+  // `operator vec<T, 2>()` names a conversion function.
+  size_t before = i;
+  while (before > 0 &&
+         std::isspace(static_cast<unsigned char>(s[before - 1]))) {
+    --before;
+  }
+  if (before >= 8 && s.compare(before - 8, 8, "operator") == 0) {
+    return std::nullopt;
+  }
+  size_t k = i + 3;
+  while (k < s.size() && s[k] == ' ') ++k;
+  if (k >= s.size() || s[k] != '<') return std::nullopt;
+  int angles = 0, parens = 0;
+  for (; k < s.size(); ++k) {
+    const char c = s[k];
+    if (c == '(') ++parens;
+    if (c == ')') --parens;
+    if (c == ';' || c == '{' || c == '}') return std::nullopt;
+    if (parens != 0) continue;
+    if (c == '<') ++angles;
+    if (c == '>' && --angles == 0) break;
+  }
+  if (k >= s.size()) return std::nullopt;
+  ++k;
+  while (k < s.size() && s[k] == ' ') ++k;
+  if (k >= s.size() || s[k] != '(') return std::nullopt;
+  return i + 3;
+}
+
 // One attribute: a name and the raw text of its arguments (maybe empty).
 struct Attribute {
   std::string name;
@@ -459,6 +507,89 @@ bool ParseAttributeList(std::string_view body, std::vector<Attribute>& out) {
   }
 }
 
+// The second and third operands of the conditional whose `?` is at `q`, as
+// [start, end) pairs, or nullopt when they cannot be told.
+std::optional<std::array<std::pair<size_t, size_t>, 2>> ConditionalOperands(
+    std::string_view s, size_t q) {
+  auto skip_space = [&](size_t k) {
+    while (k < s.size() && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+    return k;
+  };
+  auto trim = [&](size_t start, size_t end) {
+    while (end > start &&
+           std::isspace(static_cast<unsigned char>(s[end - 1]))) {
+      --end;
+    }
+    return std::make_pair(start, end);
+  };
+  if (q >= s.size() || s[q] != '?') return std::nullopt;
+  // The middle operand ends at the `:` that matches this `?`.
+  const size_t middle = skip_space(q + 1);
+  int depth = 0, pending = 0;
+  size_t colon = npos;
+  for (size_t k = middle; k < s.size(); ++k) {
+    const size_t skipped = SkipCommentOrLiteral(s, k);
+    if (skipped != k) {
+      k = skipped - 1;
+      continue;
+    }
+    const char c = s[k];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') {
+      if (--depth < 0) return std::nullopt;
+    }
+    if (depth != 0) continue;
+    if (c == ';') return std::nullopt;
+    if (c == '?') ++pending;
+    if (c == ':' && k + 1 < s.size() && s[k + 1] == ':') {
+      ++k;  // a qualified name
+      continue;
+    }
+    if (c == ':' && pending-- == 0) {
+      colon = k;
+      break;
+    }
+  }
+  if (colon == npos) return std::nullopt;
+  // The last operand ends where the expression does: a `,`, `;` or a
+  // closing bracket at its depth, or the `:` of an enclosing conditional.
+  const size_t last = skip_space(colon + 1);
+  depth = 0;
+  pending = 0;
+  size_t end = s.size();
+  for (size_t k = last; k < s.size(); ++k) {
+    const size_t skipped = SkipCommentOrLiteral(s, k);
+    if (skipped != k) {
+      k = skipped - 1;
+      continue;
+    }
+    const char c = s[k];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') {
+      if (depth-- == 0) {
+        end = k;
+        break;
+      }
+    }
+    if (depth != 0) continue;
+    if (c == ',' || c == ';') {
+      end = k;
+      break;
+    }
+    if (c == '?') ++pending;
+    if (c == ':' && k + 1 < s.size() && s[k + 1] == ':') {
+      ++k;
+      continue;
+    }
+    if (c == ':' && pending-- == 0) {
+      end = k;
+      break;
+    }
+  }
+  return std::array<std::pair<size_t, size_t>, 2>{trim(middle, colon),
+                                                  trim(last, end)};
+}
+
 }  // namespace
 
 bool IsMetalAttribute(std::string_view name) {
@@ -475,8 +606,21 @@ size_t RewrittenSource::OriginalOffset(size_t rewritten) const {
   return it->second + (rewritten - it->first);
 }
 
-RewrittenSource RewriteMetalAttributes(std::string_view s) {
+RewrittenSource RewriteMetalAttributes(
+    std::string_view s, const std::vector<size_t>& conditionals) {
   RewrittenSource out;
+  // Text to insert before an offset: __mtl_rvalue( and ) around the
+  // operands of the conditionals named.
+  std::map<size_t, std::string> insertions;
+  for (size_t q : conditionals) {
+    const auto operands = ConditionalOperands(s, q);
+    if (!operands) continue;
+    for (const auto& [start, end] : *operands) {
+      if (start >= end) continue;
+      insertions[start] += "__mtl_rvalue(";
+      insertions[end] = ")" + insertions[end];
+    }
+  }
   out.text.reserve(s.size() + s.size() / 8);
   const std::vector<ClassBody> classes = ClassBodies(s);
   std::vector<char> open_brackets;  // ( [ { outside comments and literals
@@ -485,10 +629,20 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
   std::vector<std::pair<size_t, int>> short_lists;
   size_t copied = 0;  // original offset up to which text is copied
   auto copy_to = [&](size_t end) {
-    if (end > copied) {
+    while (end > copied) {
+      // Up to the next insertion point in the range, then its text.
+      auto next = insertions.upper_bound(copied);
+      const size_t stop =
+          next != insertions.end() && next->first < end ? next->first : end;
+      if (auto at = insertions.find(copied);
+          at != insertions.end() && !at->second.empty()) {
+        out.anchors.emplace_back(out.text.size(), copied);
+        out.text += at->second;
+        at->second.clear();
+      }
       out.anchors.emplace_back(out.text.size(), copied);
-      out.text.append(s.substr(copied, end - copied));
-      copied = end;
+      out.text.append(s.substr(copied, stop - copied));
+      copied = stop;
     }
   };
   size_t i = 0;
@@ -513,6 +667,12 @@ RewrittenSource RewriteMetalAttributes(std::string_view s) {
       }
     }
     if (IsIdentifierChar(s[i]) && (i == 0 || !IsIdentifierChar(s[i - 1]))) {
+      if (const std::optional<size_t> word_end = VecConstructorName(s, i)) {
+        copy_to(i);
+        out.anchors.emplace_back(out.text.size(), i);
+        out.text += "__vec_make";
+        copied = *word_end;
+      }
       if (s.compare(i, 11, "threadgroup") == 0 && i + 11 < s.size() &&
           !IsIdentifierChar(s[i + 11])) {
         if (const auto drop = ThreadgroupInitializer(s, i)) {

@@ -42,7 +42,13 @@ struct RewrittenSource {
 // qualifiers of member functions and constructors (`complex_t(U x) constant
 // : ...`; see MethodQualifierReplacement), and `constant char*` (string
 // literals are __constant in C++ for OpenCL). Lines are kept.
-RewrittenSource RewriteMetalAttributes(std::string_view source);
+// `conditionals`: offsets of `?` whose second and third operands are
+// wrapped in __mtl_rvalue(...) (the shims' copy to a prvalue with no
+// address space), for conditionals that clang finds ambiguous or
+// incompatible between the same class in two address spaces (see
+// frontend.cpp, which names them after a first attempt).
+RewrittenSource RewriteMetalAttributes(
+    std::string_view source, const std::vector<size_t>& conditionals = {});
 
 // True for the attribute names the rewriter treats as Metal's.
 bool IsMetalAttribute(std::string_view name);

@@ -10,10 +10,10 @@ std::vector<std::string> BaseArguments(bool fast_math) {
   // C++ for OpenCL without OpenCL's own headers.
   std::vector<std::string> args = {
       "-triple", "spir64-unknown-unknown", "-x", "clcpp", "-cl-std=clc++2021",
-      "-O2", "-disable-llvm-passes", "-fno-builtin", "-fno-threadsafe-statics",
-      "-debug-info-kind=line-tables-only", "-dwarf-version=4", "-isystem",
-      kShimDirectory, "-cl-single-precision-constant",
-      "-cl-ext=-cl_khr_fp64,-__opencl_c_fp64",
+      "-O2", "-disable-llvm-passes", "-disable-llvm-verifier", "-fno-builtin",
+      "-fno-threadsafe-statics", "-debug-info-kind=line-tables-only",
+      "-dwarf-version=4", "-isystem", kShimDirectory,
+      "-cl-single-precision-constant", "-cl-ext=-cl_khr_fp64,-__opencl_c_fp64",
       // Metal's predefined macros, for
       // Metal 3.1 on macOS: here, not in the
       // shims, because the preprocessing run

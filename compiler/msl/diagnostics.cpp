@@ -36,6 +36,9 @@ void DiagnosticCollector::HandleDiagnostic(
   if (info.hasSourceManager() && info.getLocation().isValid()) {
     const clang::SourceManager& sm = info.getSourceManager();
     const clang::SourceLocation loc = sm.getFileLoc(info.getLocation());
+    if (observer_ && level >= clang::DiagnosticsEngine::Error) {
+      observer_(info, sm, loc);
+    }
     if (std::optional<UserPosition> p = mapper_(sm, loc)) {
       PlacePosition(*p, d, snippet);
       if (p->spelled_in) {

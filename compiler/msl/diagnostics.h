@@ -38,8 +38,18 @@ class DiagnosticCollector : public clang::DiagnosticConsumer {
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level,
                         const clang::Diagnostic& info) override;
 
+  // Called with every error and its (file) location, before it is
+  // formatted: for callers that act on particular diagnostics.
+  using ErrorObserver =
+      std::function<void(const clang::Diagnostic&, const clang::SourceManager&,
+                         clang::SourceLocation)>;
+  void SetErrorObserver(ErrorObserver observer) {
+    observer_ = std::move(observer);
+  }
+
  private:
   PositionMapper mapper_;
+  ErrorObserver observer_;
   isa::Diagnostics& errors_;
   std::vector<std::string>& warnings_;
   bool last_was_error_ = false;

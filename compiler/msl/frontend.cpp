@@ -6,6 +6,7 @@
 #include <clang/AST/Mangle.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Basic/DiagnosticOptions.h>
+#include <clang/Basic/DiagnosticSema.h>
 #include <clang/CodeGen/CodeGenAction.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/CompilerInvocation.h>
@@ -15,6 +16,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
 #include <llvm/Support/VirtualFileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -186,8 +188,44 @@ class KernelCollector : public clang::SemaConsumer,
     for (clang::Decl* d : top_level_) TraverseDecl(d);
   }
 
+  // Metal ignores attributes on the parameters of functions that are not
+  // kernels (MLX's helpers repeat their kernel's [[buffer(n)]]s) and on
+  // fields; clang would emit them as llvm.var/ptr.annotation calls, so they
+  // go. A kernel's parameters are read before this runs (the visitor
+  // visits a function before its parameters).
+  bool VisitParmVarDecl(clang::ParmVarDecl* p) {
+    DropMetalAnnotations(*p);
+    return true;
+  }
+  bool VisitFieldDecl(clang::FieldDecl* f) {
+    DropMetalAnnotations(*f);
+    return true;
+  }
+  // The rewriter's annotate("metal.NAME", ...) attributes; the user's own
+  // clang::annotate stay.
+  static void DropMetalAnnotations(clang::Decl& d) {
+    if (!d.hasAttrs()) return;
+    clang::AttrVec& attrs = d.getAttrs();
+    attrs.erase(
+        std::remove_if(attrs.begin(), attrs.end(),
+                       [](const clang::Attr* a) {
+                         const auto* annotate =
+                             llvm::dyn_cast<clang::AnnotateAttr>(a);
+                         return annotate != nullptr &&
+                                annotate->getAnnotation().startswith("metal.");
+                       }),
+        attrs.end());
+    if (attrs.empty()) d.dropAttrs();
+  }
+
   bool VisitFunctionDecl(clang::FunctionDecl* f) {
-    if (!IsKernel(*f) || !f->hasBody()) return true;
+    if (!IsKernel(*f)) {
+      // Code generation may emit a top-level function as soon as it sees
+      // it: its parameters lose their attributes now.
+      for (clang::ParmVarDecl* p : f->parameters()) VisitParmVarDecl(p);
+      return true;
+    }
+    if (!f->hasBody()) return true;
     if (f->isDependentContext() || !seen_.insert(f).second) return true;
     // Kernels get OpenCL's kernel attribute only for clang's checks of
     // threadgroup variables (shim_attributes.h); code generation
@@ -265,6 +303,15 @@ class KernelCollector : public clang::SemaConsumer,
       } else {
         out.index = static_cast<int>(a.integers[0]);
       }
+    } else if (a.name == "texture" || a.name == "sampler") {
+      if (!reported_texture_) {
+        Error(p.getLocation(),
+              "unsupported: textures and samplers (parameter '" + out.name +
+                  "' of kernel '" + kernel + "' is [[" + a.name +
+                  "]]): mtlemu runs compute kernels on buffers and "
+                  "threadgroup memory");
+      }
+      reported_texture_ = true;
     } else if (IsBuiltinInput(a.name)) {
       out.kind = ParameterKind::kBuiltin;
       out.attribute = a.name;
@@ -311,6 +358,10 @@ class KernelCollector : public clang::SemaConsumer,
       for (clang::Decl* inner : llvm::cast<clang::DeclContext>(d)->decls()) {
         VisitNow(inner);
       }
+    } else if (llvm::isa<clang::RecordDecl>(d)) {
+      // Its fields' and methods' attributes go before code generation uses
+      // them (a kernel that reads a field may be emitted next).
+      TraverseDecl(d);
     }
   }
 
@@ -320,6 +371,7 @@ class KernelCollector : public clang::SemaConsumer,
   clang::ASTContext* ctx_ = nullptr;
   std::unique_ptr<clang::ASTNameGenerator> names_;
   std::set<const clang::FunctionDecl*> seen_;
+  bool reported_texture_ = false;  // once per compilation
 };
 
 // Code generation with the kernel collector running first.
@@ -371,16 +423,21 @@ FrontendResult CompileMsl(std::string_view source, std::string_view file,
   return CompileMsl(preprocessed, options);
 }
 
-FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
-                          const CompileOptions& options) {
+namespace {
+
+// One compilation of the preprocessed text, with the operands of the
+// conditionals at `conditionals` (offsets into the preprocessed text)
+// wrapped; `ambiguous` gets the offsets of the conditionals clang found
+// ambiguous or incompatible between address spaces.
+FrontendResult CompileOnce(const PreprocessedSource& preprocessed,
+                           const CompileOptions& options,
+                           const std::vector<size_t>& conditionals,
+                           std::vector<size_t>& ambiguous) {
   FrontendResult result;
   result.context = std::make_unique<llvm::LLVMContext>();
   result.warnings = preprocessed.warnings;
-  if (!preprocessed.ok()) {
-    result.errors = preprocessed.errors;
-    return result;
-  }
-  const RewrittenSource rewritten = RewriteMetalAttributes(preprocessed.text);
+  const RewrittenSource rewritten =
+      RewriteMetalAttributes(preprocessed.text, conditionals);
 
   // The main file sits at its own absolute path in memory, the shims under
   // kShimDirectory; everything it included is already in its text.
@@ -438,6 +495,21 @@ FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
     return preprocessed.Locate(rewritten.OriginalOffset(offset));
   };
   DiagnosticCollector collector(mapper, result.errors, result.warnings);
+  collector.SetErrorObserver([&](const clang::Diagnostic& info,
+                                 const clang::SourceManager& sm,
+                                 clang::SourceLocation loc) {
+    namespace diag = clang::diag;
+    const unsigned id = info.getID();
+    if (id != diag::err_conditional_ambiguous &&
+        id != diag::err_conditional_ambiguous_ovl &&
+        id != diag::err_typecheck_cond_incompatible_operands) {
+      return;
+    }
+    const auto [fid, offset] = sm.getDecomposedLoc(loc);
+    if (fid == sm.getMainFileID()) {
+      ambiguous.push_back(rewritten.OriginalOffset(offset));
+    }
+  });
   clang::CompilerInstance ci;
   ci.createDiagnostics(&collector, /*ShouldOwnClient=*/false);
   auto invocation = std::make_shared<clang::CompilerInvocation>();
@@ -457,10 +529,48 @@ FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
   CompileAction action(result.context.get(), result);
   if (ci.ExecuteAction(action) && result.errors.empty()) {
     result.module = action.takeModule();
-    MarkConstantBuffers(result);
+    // clang's own check of its output would abort the process (the
+    // verifier is off in its arguments): a module it makes wrong is an
+    // error here.
+    std::string broken;
+    llvm::raw_string_ostream why(broken);
+    if (result.module != nullptr && llvm::verifyModule(*result.module, &why)) {
+      why.flush();
+      result.errors.push_back(
+          {preprocessed.files[0].name, 0, 0,
+           "internal compiler error: clang made invalid LLVM IR for this "
+           "source: " +
+               broken.substr(0, broken.find('\n'))});
+    } else {
+      MarkConstantBuffers(result);
+    }
   }
   if (!result.errors.empty()) result.module.reset();
   return result;
+}
+
+}  // namespace
+
+FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
+                          const CompileOptions& options) {
+  if (!preprocessed.ok()) {
+    FrontendResult result;
+    result.context = std::make_unique<llvm::LLVMContext>();
+    result.warnings = preprocessed.warnings;
+    result.errors = preprocessed.errors;
+    return result;
+  }
+  std::vector<size_t> ambiguous;
+  FrontendResult first = CompileOnce(preprocessed, options, {}, ambiguous);
+  if (first.ok() || ambiguous.empty()) return first;
+  // Conditionals between one class in two address spaces: once more, with
+  // their operands made prvalues in no address space (__mtl_rvalue), as
+  // Metal's compiler treats them.
+  std::sort(ambiguous.begin(), ambiguous.end());
+  ambiguous.erase(std::unique(ambiguous.begin(), ambiguous.end()),
+                  ambiguous.end());
+  std::vector<size_t> ignored;
+  return CompileOnce(preprocessed, options, ambiguous, ignored);
 }
 
 std::string PrintModule(const llvm::Module& module) {

@@ -39,9 +39,6 @@ constexpr UnsupportedHeader kUnsupportedHeaders[] = {
     {"metal_logging",
      "os_log logging from shaders (metal_logging) is not supported by "
      "mtlemu"},
-    {"metal_texture",
-     "textures in compute kernels (metal_texture) are not supported by "
-     "mtlemu"},
     {"metal_raytracing",
      "ray tracing (metal_raytracing) is not supported by mtlemu"},
 };

@@ -365,7 +365,8 @@ template <bool REVERSE>
     threadgroup uint t[32];
     t[i] = i;
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    uint4 v = {t[31 - i], 5u, 7u};
+    threadgroup uint* tp = (threadgroup uint*)t;  // keeps its initializer
+    uint4 v = {tp[31 - i], 5u, 7u};
     float4 acc = {1.5f};
     out[i] = v.x + v.y + v.z + v.w + uint(acc.x + acc.y + acc.w);
   }
@@ -394,6 +395,146 @@ TEST(MetalConstructs, UnsupportedFeatureIsOneErrorNamingIt) {
   const std::string text = r.errors[0].ToString();
   EXPECT_NE(text.find("nax.metal:2:10: error: "), std::string::npos) << text;
   EXPECT_NE(text.find("Metal 4 tensor operations"), std::string::npos) << text;
+}
+
+// Attributes on a helper's parameters (MLX's GEMV kernels repeat their
+// kernel's [[buffer(n)]]s on a static member function) and on fields are
+// ignored, as Metal ignores them.
+TEST(MetalConstructs, AttributesOnHelperParametersAreIgnored) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+struct Args { uint n [[id(0)]]; };
+struct Helper {
+  static METAL_FUNC void run(const device float* in [[buffer(0)]],
+                             device float* out [[buffer(1)]],
+                             uint i [[thread_position_in_grid]]) {
+    out[i] = 2.0f * in[i];
+  }
+};
+void free_helper(device float* out [[buffer(1)]], uint i) { out[i] += 1.0f; }
+kernel void k(const device float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              constant Args& args [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  if (i >= args.n) return;
+  Helper::run(in, out, i);
+  free_helper(out, i);
+}
+)",
+                            "k");
+  h.SetBuffer(0, std::vector<float>{1, 2, 3, 4});
+  h.SetBuffer(1, std::vector<float>(4, 0.0f));
+  h.SetBytes(2, uint32_t{3});
+  ASSERT_TRUE(Runs(h, {4}, {4}));
+  EXPECT_EQ(h.Read<float>(1), (std::vector<float>{3, 5, 7, 0}));
+}
+
+// A constexpr static member table read through `constant T*` (MLX's
+// Winograd transforms), and Apple's internal _disjunction (MLX's atomics).
+TEST(MetalConstructs, StaticMemberTablesAndInternalTraits) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+template <int R>
+struct Transforms {
+  static constexpr constant float table[R][R] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
+};
+template <typename T>
+constexpr constant bool is_float_like = _disjunction<is_same<T, float>, is_same<T, half>>::value;
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  constant float* t = &Transforms<3>::table[0][0];
+  out[i] = t[i] * (is_float_like<half> ? 2.0f : 1.0f) +
+           (conjunction_v<is_same<int, int>, negation<is_same<int, uint>>> ? 0.5f : 0.0f);
+}
+)",
+                            "k");
+  h.SetBuffer(0, std::vector<float>(9, 0.0f));
+  ASSERT_TRUE(Runs(h, {9}, {9}));
+  const std::vector<float> out = h.Read<float>(0);
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(out[i], 2.0f * (i + 1) + 0.5f) << i;
+}
+
+// A buffer the kernel never reads need not be bound (Metal's inactive
+// arguments; MLX leaves the buffers of arguments its function constants
+// switch off unbound); one it reads still must be.
+TEST(MetalConstructs, InactiveBuffersNeedNoBinding) {
+  const std::string source = R"(
+#include <metal_stdlib>
+using namespace metal;
+constant bool has_bias [[function_constant(0)]];
+kernel void k(device float* out [[buffer(0)]],
+              const device float* bias [[buffer(1), function_constant(has_bias)]],
+              const device float* unused [[buffer(2)]],
+              uint i [[thread_position_in_grid]]) {
+  out[i] = float(i) + (has_bias ? bias[i] : 0.0f);
+}
+)";
+  {
+    msl::CompileOptions off;
+    off.function_constants.push_back({"has_bias", "false"});
+    KernelHarness h = Compile(source, "k", off);
+    h.SetBuffer(0, std::vector<float>(4, -1.0f));
+    ASSERT_TRUE(Runs(h, {4}, {4}));
+    EXPECT_EQ(h.Read<float>(0), (std::vector<float>{0, 1, 2, 3}));
+  }
+  {
+    msl::CompileOptions on;
+    on.function_constants.push_back({"has_bias", "true"});
+    KernelHarness h = Compile(source, "k", on);
+    h.SetBuffer(0, std::vector<float>(4, -1.0f));
+    EXPECT_FALSE(Runs(h, {4}, {4}));  // bias is read and not bound
+    KernelHarness bound = Compile(source, "k", on);
+    bound.SetBuffer(0, std::vector<float>(4, -1.0f));
+    bound.SetBuffer(1, std::vector<float>{10, 20, 30, 40});
+    ASSERT_TRUE(Runs(bound, {4}, {4}));
+    EXPECT_EQ(bound.Read<float>(0), (std::vector<float>{10, 21, 32, 43}));
+  }
+}
+
+// vec<T, N>(x) converts element by element (MLX's gemv widens half4 to
+// float4 so), splats a scalar and concatenates, as MSL's vector
+// constructors do; clang alone would bit-cast the vector.
+TEST(MetalConstructs, VecConstructorsConvert) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+template <typename T, typename U>
+vec<T, 4> widen(vec<U, 4> x) { return vec<T, 4>(x); }
+kernel void k(device float4* out [[buffer(0)]], device const half4* in [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+  out[i] = widen<float, half>(in[i]) + metal::vec<float, 4>(0.5f) +
+           vec<float, 4>(float2(10, 20), 30, 40);
+}
+)",
+                            "k");
+  // 1.5, -2, 0.25, 3 as half bits.
+  h.SetBuffer(1, std::vector<uint16_t>{0x3E00, 0xC000, 0x3400, 0x4200});
+  h.SetBuffer(0, std::vector<float>(4, 0.0f));
+  ASSERT_TRUE(Runs(h, {1}, {1}));
+  EXPECT_EQ(h.Read<float>(0),
+            (std::vector<float>{1.5f + 0.5f + 10, -2 + 0.5f + 20,
+                                0.25f + 0.5f + 30, 3 + 0.5f + 40}));
+}
+
+// A compute kernel on textures: one error that names the feature, at the
+// first texture parameter, not a cascade from its body.
+TEST(MetalConstructs, TexturesAreOneErrorNamingThem) {
+  const msl::FrontendResult r = msl::CompileMsl(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void blur(texture2d<float, access::read> in [[texture(0)]],
+                 texture2d<float, access::write> out [[texture(1)]],
+                 sampler s [[sampler(0)]],
+                 uint2 gid [[thread_position_in_grid]]) {
+  if (gid.x < in.get_width()) out.write(in.read(gid) * 0.5f, gid);
+}
+)",
+                                                "tex.metal", {});
+  ASSERT_EQ(r.errors.size(), 1u) << isa::FormatDiagnostics(r.errors);
+  const std::string text = r.errors[0].ToString();
+  EXPECT_NE(text.find("tex.metal:4:49: error: unsupported: textures and "
+                      "samplers (parameter 'in' of kernel 'blur'"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 // scripts/realworld.sh DIR` runs them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -19,6 +21,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/msl_compiler.h"
@@ -363,6 +366,856 @@ TEST(MlxKernels, RmsNorm) {
       EXPECT_NEAR(out[r * axis + i], expected, 1e-5 * (1 + std::fabs(expected)))
           << r << "," << i;
     }
+  }
+}
+
+// --- more kernels with MLX's dispatch ----------------------------------------
+
+// One kernel compiled with function constants, as MLX's get_kernel(name,
+// hash_name, func_consts) specializes it: "NAME" or "INDEX" -> the value.
+KernelHarness MlxKernel(
+    const std::string& file, const std::string& kernel,
+    const std::vector<std::pair<std::string, std::string>>& constants) {
+  const std::filesystem::path path = KernelsDir() / file;
+  msl::CompileOptions options = MlxOptions();
+  options.function_constants = constants;
+  return KernelHarness(
+      compiler::CompileMsl(ReadText(path), path.string(), options, {kernel}),
+      kernel);
+}
+
+// Runs(), for MLX's dispatch_threadgroups.
+::testing::AssertionResult RunsGroups(KernelHarness& h, MTLSize groups,
+                                      MTLSize group) {
+  if (!h.status().ok()) {
+    return ::testing::AssertionFailure() << h.status().error().message;
+  }
+  const Status s = h.DispatchThreadgroups(groups, group);
+  if (!s.ok()) return ::testing::AssertionFailure() << s.error().message;
+  if (h.error() != nullptr) {
+    return ::testing::AssertionFailure() << h.error()->message;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// MLX's get_block_dims (utils.cpp): a threadgroup of up to 2^10 threads,
+// handing out one power of two at a time to dim0, dim1, dim2 in turn while
+// the dimension still has at least twice the threads it has been given.
+MTLSize BlockDims(uint64_t dim0, uint64_t dim1, uint64_t dim2) {
+  const uint64_t dims[3] = {dim0, dim1, dim2};
+  int pows[3] = {0, 0, 0};
+  int sum = 0;
+  while (true) {
+    const int before = sum;
+    for (int d = 0; d < 3; ++d) {
+      if (dims[d] >= (uint64_t{1} << (pows[d] + 1))) {
+        ++pows[d];
+        ++sum;
+      }
+      if (sum == 10) break;
+    }
+    if (sum == before || sum == 10) break;
+  }
+  return {uint64_t{1} << pows[0], uint64_t{1} << pows[1],
+          uint64_t{1} << pows[2]};
+}
+
+TEST(MlxKernels, BlockDimsAsMlxChoosesThem) {
+  const MTLSize a = BlockDims(45, 17, 3);
+  EXPECT_EQ(a.width * 1000000 + a.height * 1000 + a.depth, 32016002u);
+  const MTLSize b = BlockDims(6, 5, 2);
+  EXPECT_EQ(b.width * 1000000 + b.height * 1000 + b.depth, 4004002u);
+  const MTLSize c = BlockDims(3, 4, 1);
+  EXPECT_EQ(c.width * 1000000 + c.height * 1000 + c.depth, 2004001u);
+}
+
+// ternary.metal, contiguous: ternary_op_gpu_inplace (ternary.cpp). All three
+// inputs row contiguous and fewer than 2^16 elements: "v_" with one element
+// per thread; condition 0 (bool), b 1, c 2, out 3, the size as an int at 4;
+// threadgroup min(1024, n). Select copies, so the check is exact.
+TEST(MlxKernels, TernarySelectContiguous) {
+  REQUIRE_MLX();
+  const uint32_t n = 1000;
+  std::vector<uint8_t> cond(n);
+  for (uint32_t i = 0; i < n; ++i) cond[i] = (i * 7) % 3 == 0;
+  const std::vector<float> b = Ramp(n, 0.5f, -3.0f), c = Ramp(n, -0.25f, 9.0f);
+  KernelHarness h = MlxKernel("ternary.metal", "v_Selectfloat32");
+  h.SetBuffer(0, cond);
+  h.SetBuffer(1, b);
+  h.SetBuffer(2, c);
+  h.SetBuffer(3, std::vector<float>(n, -1.0f));
+  h.SetBytes(4, static_cast<int32_t>(n));
+  ASSERT_TRUE(Runs(h, {n}, {std::min<uint32_t>(n, 1024)}));
+  const std::vector<float> out = h.Read<float>(3);
+  for (uint32_t i = 0; i < n; ++i) {
+    EXPECT_EQ(out[i], cond[i] ? b[i] : c[i]) << i;
+  }
+}
+
+// ternary.metal, general: a broadcast condition, a transposed b broadcast
+// along the batch and a contiguous c. No two dimensions collapse, so 3-D
+// takes "g3_" (strides as int64 at 4, 5, 6, the shape in the grid) and 4-D
+// "gn2_" (shape 4, strides 5, 6, 7, ndim 8; two elements per thread along
+// dim0); threadgroup get_block_dims(dim0, dim1, rest).
+TEST(MlxKernels, TernarySelectGeneralBroadcast) {
+  REQUIRE_MLX();
+  {
+    const int B = 3, R = 17, C = 45;
+    // cond: (B, 1, C) broadcast along R; b: (R, C) stored as (C, R), the
+    // same for every batch; c: (B, R, C) contiguous.
+    std::vector<uint8_t> cond(B * C);
+    for (int i = 0; i < B * C; ++i) cond[i] = (i % 5) < 2;
+    const std::vector<float> b = Ramp(C * R, 0.75f, -20.0f);
+    const std::vector<float> c = Ramp(B * R * C, -0.5f, 4.0f);
+    KernelHarness h = MlxKernel("ternary.metal", "g3_Selectfloat32");
+    h.SetBuffer(0, cond);
+    h.SetBuffer(1, b);
+    h.SetBuffer(2, c);
+    h.SetBuffer(3, std::vector<float>(B * R * C, -1.0f));
+    const std::vector<int64_t> sa = {C, 0, 1}, sb = {0, 1, R},
+                               sc = {R * C, C, 1};
+    h.SetBytesRaw(4, sa.data(), sa.size() * sizeof(int64_t));
+    h.SetBytesRaw(5, sb.data(), sb.size() * sizeof(int64_t));
+    h.SetBytesRaw(6, sc.data(), sc.size() * sizeof(int64_t));
+    ASSERT_TRUE(Runs(h, {C, R, B}, BlockDims(C, R, B)));
+    const std::vector<float> out = h.Read<float>(3);
+    for (int z = 0; z < B; ++z) {
+      for (int y = 0; y < R; ++y) {
+        for (int x = 0; x < C; ++x) {
+          const float expected =
+              cond[z * C + x] ? b[x * R + y] : c[(z * R + y) * C + x];
+          EXPECT_EQ(out[(z * R + y) * C + x], expected)
+              << z << "," << y << "," << x;
+        }
+      }
+    }
+  }
+  {
+    const int shape[4] = {2, 3, 4, 37};
+    const int total = 2 * 3 * 4 * 37;
+    // cond: (2, 1, 4, 37); b: contiguous; c: (3, 37) broadcast along 0, 2.
+    std::vector<uint8_t> cond(2 * 4 * 37);
+    for (size_t i = 0; i < cond.size(); ++i) cond[i] = (i * 11) % 7 < 3;
+    const std::vector<float> b = Ramp(total, 0.125f, 1.0f);
+    const std::vector<float> c = Ramp(3 * 37, -2.0f, 50.0f);
+    KernelHarness h = MlxKernel("ternary.metal", "gn2_Selectfloat32");
+    h.SetBuffer(0, cond);
+    h.SetBuffer(1, b);
+    h.SetBuffer(2, c);
+    h.SetBuffer(3, std::vector<float>(total, -1.0f));
+    const std::vector<int32_t> shape_v(shape, shape + 4);
+    const std::vector<int64_t> sa = {4 * 37, 0, 37, 1},
+                               sb = {3 * 4 * 37, 4 * 37, 37, 1},
+                               sc = {0, 37, 0, 1};
+    h.SetBytesRaw(4, shape_v.data(), shape_v.size() * sizeof(int32_t));
+    h.SetBytesRaw(5, sa.data(), sa.size() * sizeof(int64_t));
+    h.SetBytesRaw(6, sb.data(), sb.size() * sizeof(int64_t));
+    h.SetBytesRaw(7, sc.data(), sc.size() * sizeof(int64_t));
+    h.SetBytes(8, int32_t{4});
+    const uint32_t dim0 = (37 + 1) / 2, dim1 = 4, rest = 2 * 3;
+    ASSERT_TRUE(Runs(h, {dim0, dim1, rest}, BlockDims(dim0, dim1, rest)));
+    const std::vector<float> out = h.Read<float>(3);
+    for (int i0 = 0; i0 < 2; ++i0) {
+      for (int i1 = 0; i1 < 3; ++i1) {
+        for (int i2 = 0; i2 < 4; ++i2) {
+          for (int i3 = 0; i3 < 37; ++i3) {
+            const int o = ((i0 * 3 + i1) * 4 + i2) * 37 + i3;
+            const float expected =
+                cond[(i0 * 4 + i2) * 37 + i3] ? b[o] : c[i1 * 37 + i3];
+            EXPECT_EQ(out[o], expected)
+                << i0 << "," << i1 << "," << i2 << "," << i3;
+          }
+        }
+      }
+    }
+  }
+}
+
+// binary_two.metal: DivMod through binary_op_gpu_inplace (binary.cpp) with
+// two outputs: a 0, b 1, quotient 2, remainder 3, the size as an int at 4;
+// "vv_" for two contiguous inputs under 2^16 elements, threadgroup
+// min(1024, n). Python's semantics: the quotient floors, the remainder
+// takes the divisor's sign.
+TEST(MlxKernels, BinaryTwoDivMod) {
+  REQUIRE_MLX();
+  const uint32_t n = 999;
+  {
+    std::vector<int32_t> a(n), b(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      a[i] = static_cast<int32_t>((i * 7919) % 2001) - 1000;
+      b[i] = static_cast<int32_t>((i * 31) % 41) - 20;
+      if (b[i] == 0) b[i] = 7;
+    }
+    KernelHarness h = MlxKernel("binary_two.metal", "vv_DivModint32");
+    h.SetBuffer(0, a);
+    h.SetBuffer(1, b);
+    h.SetBuffer(2, std::vector<int32_t>(n, 12345));
+    h.SetBuffer(3, std::vector<int32_t>(n, 12345));
+    h.SetBytes(4, static_cast<int32_t>(n));
+    ASSERT_TRUE(Runs(h, {n}, {std::min<uint32_t>(n, 1024)}));
+    const std::vector<int32_t> q = h.Read<int32_t>(2), r = h.Read<int32_t>(3);
+    for (uint32_t i = 0; i < n; ++i) {
+      const int64_t fq = static_cast<int64_t>(
+          std::floor(static_cast<double>(a[i]) / static_cast<double>(b[i])));
+      EXPECT_EQ(q[i], fq) << a[i] << " // " << b[i];
+      EXPECT_EQ(r[i], a[i] - fq * b[i]) << a[i] << " % " << b[i];
+    }
+  }
+  {
+    // a = b * (k + f) with f in [0.1, 0.9]: the quotient is never within a
+    // few ulp of an integer, so a division that is not correctly rounded
+    // (fast math) still floors to k. fmod is exact, so the remainder is
+    // checked exactly against fmod, plus b when the signs differ.
+    std::vector<float> a(n), b(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      b[i] = 0.25f * static_cast<float>(static_cast<int>(i % 29) - 14);
+      if (b[i] == 0) b[i] = 1.75f;
+      const int k = static_cast<int>((i * 13) % 41) - 20;
+      const float f = 0.1f + 0.1f * static_cast<float>(i % 9);
+      a[i] = b[i] * (static_cast<float>(k) + f);
+    }
+    KernelHarness h = MlxKernel("binary_two.metal", "vv_DivModfloat32");
+    h.SetBuffer(0, a);
+    h.SetBuffer(1, b);
+    h.SetBuffer(2, std::vector<float>(n, 0.0f));
+    h.SetBuffer(3, std::vector<float>(n, 0.0f));
+    h.SetBytes(4, static_cast<int32_t>(n));
+    ASSERT_TRUE(Runs(h, {n}, {std::min<uint32_t>(n, 1024)}));
+    const std::vector<float> q = h.Read<float>(2), r = h.Read<float>(3);
+    for (uint32_t i = 0; i < n; ++i) {
+      const double fq = std::floor(static_cast<double>(a[i]) / b[i]);
+      float fr = std::fmod(a[i], b[i]);
+      if (fr != 0 && ((fr < 0) != (b[i] < 0))) fr += b[i];
+      EXPECT_EQ(q[i], fq) << a[i] << " // " << b[i];
+      EXPECT_EQ(r[i], fr) << a[i] << " % " << b[i];
+    }
+  }
+}
+
+// arg_reduce.metal: ArgReduce::eval_gpu (primitives.cpp) along the last
+// axis of a (3, 5, 301) array: the shape and strides without the axis at 2,
+// 3 (input) and 4 (output), ndim (size_t) 5, axis stride (int64) 6, axis
+// size (size_t) 7; threadgroup ceil(axis / 4) rounded up to 32 threads, grid
+// (threadgroup, rows, 1). Ties go to the first index, as NumPy's do.
+TEST(MlxKernels, ArgMaxArgMinLastAxis) {
+  REQUIRE_MLX();
+  const int B = 3, R = 5, axis = 301;
+  std::vector<float> in(B * R * axis);
+  for (size_t i = 0; i < in.size(); ++i) {
+    // Few distinct values: every row has ties for its maximum and minimum.
+    in[i] = static_cast<float>(((i * 7919) % 97) % 23) - 11.0f;
+  }
+  // One row whose extremes sit in the tail that is not a multiple of 4.
+  for (int i = 0; i < axis; ++i) in[(1 * R + 2) * axis + i] = 0.5f;
+  in[(1 * R + 2) * axis + 299] = 100.0f;
+  in[(1 * R + 2) * axis + 300] = -100.0f;
+  const uint32_t group = ((axis + 3) / 4 + 31) / 32 * 32;
+  for (const char* op : {"argmax_float32", "argmin_float32"}) {
+    const bool is_max = std::string(op).rfind("argmax", 0) == 0;
+    KernelHarness h = MlxKernel("arg_reduce.metal", op);
+    h.SetBuffer(0, in);
+    h.SetBuffer(1, std::vector<uint32_t>(B * R, 0xFFFFFFFFu));
+    const std::vector<int32_t> shape = {B, R};
+    const std::vector<int64_t> in_strides = {R * axis, axis},
+                               out_strides = {R, 1};
+    h.SetBytesRaw(2, shape.data(), shape.size() * sizeof(int32_t));
+    h.SetBytesRaw(3, in_strides.data(), in_strides.size() * sizeof(int64_t));
+    h.SetBytesRaw(4, out_strides.data(), out_strides.size() * sizeof(int64_t));
+    h.SetBytes(5, uint64_t{2});
+    h.SetBytes(6, int64_t{1});
+    h.SetBytes(7, uint64_t{axis});
+    ASSERT_TRUE(Runs(h, {group, B * R, 1}, {group, 1, 1})) << op;
+    const std::vector<uint32_t> out = h.Read<uint32_t>(1);
+    for (int row = 0; row < B * R; ++row) {
+      const float* x = &in[row * axis];
+      const ptrdiff_t expected = (is_max ? std::max_element(x, x + axis)
+                                         : std::min_element(x, x + axis)) -
+                                 x;
+      EXPECT_EQ(out[row], static_cast<uint32_t>(expected))
+          << op << " row " << row;
+    }
+  }
+}
+
+// logsumexp.metal: LogSumExp::eval_gpu (logsumexp.cpp): in 0, out 1,
+// axis_size (int) 2; up to 4096 "block_" with 32 * ceil(ceil(axis / 4) / 32)
+// threads per row, above it "looped_" with the pipeline's maximum.
+// Tolerance: float sums of fast::exp terms (a few ulp each) then a float
+// log: 2e-6 relative to the result's size, with room to spare.
+TEST(MlxKernels, LogSumExpRows) {
+  REQUIRE_MLX();
+  struct Case {
+    const char* kernel;
+    int rows, axis;
+  };
+  for (const Case& c : {Case{"block_logsumexp_float32", 6, 301},
+                        Case{"looped_logsumexp_float32", 3, 5003}}) {
+    std::vector<float> in(c.rows * c.axis);
+    for (size_t i = 0; i < in.size(); ++i) {
+      in[i] = std::sin(0.37f * static_cast<float>(i)) * 8.0f +
+              static_cast<float>(i / c.axis);
+    }
+    KernelHarness h = MlxKernel("logsumexp.metal", c.kernel);
+    ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+    h.SetBuffer(0, in);
+    h.SetBuffer(1, std::vector<float>(c.rows, -1.0f));
+    h.SetBytes(2, int32_t{c.axis});
+    const uint32_t group = c.axis <= 4096
+                               ? 32 * (((c.axis + 3) / 4 + 31) / 32)
+                               : h.pipeline().maxTotalThreadsPerThreadgroup();
+    ASSERT_TRUE(Runs(h, {c.rows * group}, {group})) << c.kernel;
+    const std::vector<float> out = h.Read<float>(1);
+    for (int r = 0; r < c.rows; ++r) {
+      double max = -1e300, sum = 0;
+      for (int i = 0; i < c.axis; ++i) {
+        max = std::max(max, double(in[r * c.axis + i]));
+      }
+      for (int i = 0; i < c.axis; ++i)
+        sum += std::exp(in[r * c.axis + i] - max);
+      const double expected = max + std::log(sum);
+      EXPECT_NEAR(out[r], expected, 2e-6 * (1 + std::fabs(expected)))
+          << c.kernel << " row " << r;
+    }
+  }
+}
+
+// layer_norm.metal: LayerNorm::eval_gpu (normalization.cpp) up to 6656
+// elements a row: "layer_norm" + type, x 0, w 1, b 2, out 3, eps (float) 4,
+// axis_size 5, w_stride 6, b_stride 7 (uint32; 0 for a scalar weight or
+// bias); 32 * ceil(ceil(axis / 8) / 32) threads per row. Tolerance: float
+// sums for the mean and variance, rsqrt precise: 1e-5 relative.
+void CheckLayerNorm(uint32_t rows, uint32_t axis, bool vector_affine) {
+  std::vector<float> x(rows * axis);
+  for (uint32_t i = 0; i < x.size(); ++i) {
+    x[i] = std::cos(0.13f * static_cast<float>(i)) * (1.0f + i % 3) +
+           0.5f * static_cast<float>(i / axis);
+  }
+  // w and b per element, else scalars (stride 0).
+  std::vector<float> w(vector_affine ? axis : 1), b(vector_affine ? axis : 1);
+  for (size_t i = 0; i < w.size(); ++i) {
+    w[i] = 0.5f + 0.01f * static_cast<float>(i);
+    b[i] = -0.25f + 0.002f * static_cast<float>(i);
+  }
+  const float eps = 1e-5f;
+  KernelHarness h = MlxKernel("layer_norm.metal", "layer_normfloat32");
+  h.SetBuffer(0, x);
+  h.SetBuffer(1, w);
+  h.SetBuffer(2, b);
+  h.SetBuffer(3, std::vector<float>(x.size(), 0.0f));
+  h.SetBytes(4, eps);
+  h.SetBytes(5, axis);
+  h.SetBytes(6, uint32_t{vector_affine ? 1u : 0u});
+  h.SetBytes(7, uint32_t{vector_affine ? 1u : 0u});
+  const uint32_t group = 32 * (((axis + 7) / 8 + 31) / 32);
+  ASSERT_TRUE(Runs(h, {rows * group}, {group})) << axis;
+  const std::vector<float> out = h.Read<float>(3);
+  for (uint32_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (uint32_t i = 0; i < axis; ++i) mean += x[r * axis + i];
+    mean /= axis;
+    for (uint32_t i = 0; i < axis; ++i) {
+      var += (x[r * axis + i] - mean) * (x[r * axis + i] - mean);
+    }
+    const double scale = 1.0 / std::sqrt(var / axis + eps);
+    for (uint32_t i = 0; i < axis; ++i) {
+      const size_t k = vector_affine ? i : 0;
+      const double expected = (x[r * axis + i] - mean) * scale * w[k] + b[k];
+      EXPECT_NEAR(out[r * axis + i], expected, 1e-5 * (1 + std::fabs(expected)))
+          << axis << ": " << r << "," << i;
+    }
+  }
+}
+
+// Row lengths whose last thread still has elements to read (ceil(axis / 8)
+// is the threadgroup's size or one less): 251 (32 threads, the last reads
+// 3) and 509 (64 threads, the last reads 5).
+TEST(MlxKernels, LayerNormWithWeightAndBias) {
+  REQUIRE_MLX();
+  CheckLayerNorm(4, 251, false);
+  CheckLayerNorm(3, 509, true);
+}
+
+// DISABLED: a row of 300 gives 64 threads for ceil(300 / 8) = 38 of work.
+// layer_norm_single_row then runs `for (int i = n; i < N_READS; i++)
+// thread_x[i] = mean;` with n = axis_size - lid * 8 < 0 for lid >= 38, a
+// write below its 8-float thread array (undefined in MSL, yet MLX runs it
+// on every row shorter than 8 * (threads - 1) on Apple's GPUs). mtlemu faults:
+// "layer_norm.metal:101:19: out-of-bounds access in kernel 'layer_normfloat32'
+// thread_position_in_grid (38, 0, 0) ... write of 4 bytes at thread address
+// 0xfffffff0, thread memory (32 bytes per thread)".
+TEST(MlxKernels, DISABLED_LayerNormIdleThreadsPastTheRow) {
+  REQUIRE_MLX();
+  CheckLayerNorm(5, 300, true);
+  CheckLayerNorm(3, 200, false);
+}
+
+// rope.metal: RoPE::eval_gpu (rope.cpp) on a row-contiguous (B, heads, T, D)
+// array with dims == D: "rope_float32" specialized by function constants
+// forward (1), traditional (2), hs_transpose (3); in 0, out 1, the offset
+// array (int) 2, scale 3, strides 4 and out strides 5 (3 x int64: T * D,
+// D, 1), offset stride (int64; 0 for one offset, 1 for one per batch) 6,
+// heads (int) 7, log2(base) (float) 10; grid (dims / 2, T, B * ceil(heads /
+// 4)), threadgroup get_block_dims of it. One time step ("rope_single_")
+// takes the offset at 2, the scale at 3 and one int64 stride at 4 on a
+// (dims / 2, B * heads) grid.
+// Reference: for the pair (x1, x2) at frequency index i (elements 2i, 2i + 1
+// when traditional, else i, i + D / 2) and position p = offset + t,
+// theta = scale * p * base^(-2i / D); out = (x1 cos - x2 sin, x1 sin +
+// x2 cos). Tolerance: theta reaches ~14 rad and is formed in float (~2e-6
+// absolute), fast::sin/cos add their own absolute error; 2e-5 absolute on
+// values of magnitude <= 2.
+TEST(MlxKernels, RoPE) {
+  REQUIRE_MLX();
+  const int B = 2, H = 3, T = 5, D = 12;
+  const float base = 10000.0f;
+  const float scale = 0.5f;
+  auto reference = [&](const std::vector<float>& in, bool traditional,
+                       const std::vector<int32_t>& offsets, int steps) {
+    std::vector<double> out(in.size());
+    for (int bh = 0; bh < B * H; ++bh) {
+      const int offset = offsets.size() == 1 ? offsets[0] : offsets[bh / H];
+      for (int t = 0; t < steps; ++t) {
+        const double p = static_cast<double>(scale) * (offset + t);
+        for (int i = 0; i < D / 2; ++i) {
+          const double theta = p * std::pow(double(base), -2.0 * i / D);
+          const int i1 = bh * steps * D + t * D + (traditional ? 2 * i : i);
+          const int i2 = traditional ? i1 + 1 : i1 + D / 2;
+          out[i1] = in[i1] * std::cos(theta) - in[i2] * std::sin(theta);
+          out[i2] = in[i1] * std::sin(theta) + in[i2] * std::cos(theta);
+        }
+      }
+    }
+    return out;
+  };
+  const int64_t strides[3] = {T * D, D, 1};
+  for (const bool traditional : {true, false}) {
+    // One offset for all (traditional) or one per batch (not).
+    const std::vector<int32_t> offsets =
+        traditional ? std::vector<int32_t>{7} : std::vector<int32_t>{3, 23};
+    std::vector<float> in(B * H * T * D);
+    for (size_t i = 0; i < in.size(); ++i) {
+      in[i] = std::sin(0.7f * static_cast<float>(i)) +
+              0.25f * static_cast<float>(i % 5);
+    }
+    KernelHarness h = MlxKernel(
+        "rope.metal", "rope_float32",
+        {{"1", "true"}, {"2", traditional ? "true" : "false"}, {"3", "false"}});
+    h.SetBuffer(0, in);
+    h.SetBuffer(1, std::vector<float>(in.size(), 0.0f));
+    h.SetBuffer(2, offsets);
+    h.SetBytes(3, scale);
+    h.SetBytesRaw(4, strides, sizeof(strides));
+    h.SetBytesRaw(5, strides, sizeof(strides));
+    h.SetBytes(6, int64_t{offsets.size() == 1 ? 0 : 1});
+    h.SetBytes(7, int32_t{H});
+    h.SetBytes(10, std::log2(base));
+    const uint32_t dim0 = D / 2, dim1 = T, dim2 = B * ((H + 3) / 4);
+    ASSERT_TRUE(Runs(h, {dim0, dim1, dim2}, BlockDims(dim0, dim1, dim2)));
+    const std::vector<float> out = h.Read<float>(1);
+    const std::vector<double> expected = reference(in, traditional, offsets, T);
+    for (size_t i = 0; i < out.size(); ++i) {
+      EXPECT_NEAR(out[i], expected[i], 2e-5)
+          << (traditional ? "traditional " : "") << "at " << i;
+    }
+  }
+  {
+    // Inference: one time step, one offset.
+    std::vector<float> in(B * H * D);
+    for (size_t i = 0; i < in.size(); ++i) {
+      in[i] = std::cos(1.3f * static_cast<float>(i));
+    }
+    KernelHarness h = MlxKernel("rope.metal", "rope_single_float32",
+                                {{"forward", "true"},
+                                 {"traditional", "false"},
+                                 {"hs_transpose", "false"}});
+    h.SetBuffer(0, in);
+    h.SetBuffer(1, std::vector<float>(in.size(), 0.0f));
+    h.SetBuffer(2, std::vector<int32_t>{19});
+    h.SetBytes(3, scale);
+    h.SetBytes(4, int64_t{D});
+    h.SetBytes(10, std::log2(base));
+    const uint32_t dim0 = D / 2, dim1 = B * H;
+    ASSERT_TRUE(Runs(h, {dim0, dim1, 1}, BlockDims(dim0, dim1, 1)));
+    const std::vector<float> out = h.Read<float>(1);
+    const std::vector<double> expected = reference(in, false, {19}, 1);
+    for (size_t i = 0; i < out.size(); ++i) {
+      EXPECT_NEAR(out[i], expected[i], 2e-5) << "single at " << i;
+    }
+  }
+}
+
+// scaled_dot_product_attention.metal: sdpa_vector (scaled_dot_product_
+// attention.cpp), the one-pass kernel for up to 8 queries: q (B, Hq, qL, D),
+// k and v (B, Hkv, N, D) row contiguous; q 0, k 1, v 2, out 3, gqa_factor
+// 4, N 5, k head and sequence strides 6, 7 and v's 8, 9 (size_t), scale
+// (float) 10, a bool mask at 11 with its kv-sequence, query-sequence and
+// head strides (int) at 13, 14, 15. Function constants has_mask (20),
+// query_transposed (21), do_causal (22), bool_mask (23), float_mask (24),
+// has_sinks (25); threadgroups (B * Hq, qL, 1) of 1024 threads.
+// Tolerance: float dot products of 64 terms and an online softmax with
+// fast::exp over at most 45 keys; outputs are convex combinations of values
+// in [-1, 1]: 1e-5 absolute.
+// The arguments its function constants switch off (bmask, fmask, the mask
+// strides, sinks) are left unbound, as MLX leaves them: they are inactive.
+TEST(MlxKernels, SdpaVector) {
+  REQUIRE_MLX();
+  const int B = 2, Hq = 4, Hkv = 2, qL = 3, N = 45, D = 64;
+  const float scale = 0.125f;  // 1 / sqrt(D)
+  std::vector<float> q(B * Hq * qL * D), k(B * Hkv * N * D), v(B * Hkv * N * D);
+  for (size_t i = 0; i < q.size(); ++i) {
+    q[i] = std::sin(0.31f * static_cast<float>(i));
+  }
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i] = std::cos(0.17f * static_cast<float>(i) + 0.5f);
+    v[i] = std::sin(0.05f * static_cast<float>(i) * static_cast<float>(i % 7));
+  }
+  std::vector<uint8_t> mask(B * Hq * qL * N);
+  for (size_t i = 0; i < mask.size(); ++i) mask[i] = (i * 5) % 7 != 0;
+  enum class Mode { kPlain, kCausal, kBoolMask };
+  for (const Mode mode : {Mode::kPlain, Mode::kCausal, Mode::kBoolMask}) {
+    const bool causal = mode == Mode::kCausal;
+    const bool bool_mask = mode == Mode::kBoolMask;
+    KernelHarness h = MlxKernel("scaled_dot_product_attention.metal",
+                                "sdpa_vector_float_64_64",
+                                {{"has_mask", bool_mask ? "true" : "false"},
+                                 {"query_transposed", "false"},
+                                 {"do_causal", causal ? "true" : "false"},
+                                 {"bool_mask", bool_mask ? "true" : "false"},
+                                 {"float_mask", "false"},
+                                 {"has_sinks", "false"}});
+    h.SetBuffer(0, q);
+    h.SetBuffer(1, k);
+    h.SetBuffer(2, v);
+    h.SetBuffer(3, std::vector<float>(q.size(), -7.0f));
+    h.SetBytes(4, int32_t{Hq / Hkv});
+    h.SetBytes(5, int32_t{N});
+    h.SetBytes(6, uint64_t{N * D});
+    h.SetBytes(7, uint64_t{D});
+    h.SetBytes(8, uint64_t{N * D});
+    h.SetBytes(9, uint64_t{D});
+    h.SetBytes(10, scale);
+    if (bool_mask) {
+      h.SetBuffer(11, mask);
+      h.SetBytes(13, int32_t{1});
+      h.SetBytes(14, int32_t{N});
+      h.SetBytes(15, int32_t{qL * N});
+    }
+    ASSERT_TRUE(RunsGroups(h, {B * Hq, qL, 1}, {1024, 1, 1}))
+        << static_cast<int>(mode);
+    const std::vector<float> out = h.Read<float>(3);
+    for (int bh = 0; bh < B * Hq; ++bh) {
+      const int kv = (bh / Hq) * Hkv + (bh % Hq) / (Hq / Hkv);
+      for (int s = 0; s < qL; ++s) {
+        std::vector<double> scores(N, -INFINITY);
+        double max = -INFINITY;
+        for (int j = 0; j < N; ++j) {
+          // Causal: the queries are the last qL positions of the N keys.
+          if (causal && j > N - qL + s) continue;
+          if (bool_mask && !mask[(bh * qL + s) * N + j]) continue;
+          double dot = 0;
+          for (int d = 0; d < D; ++d) {
+            dot += double(q[(bh * qL + s) * D + d]) * k[(kv * N + j) * D + d];
+          }
+          scores[j] = dot * scale;
+          max = std::max(max, scores[j]);
+        }
+        double sum = 0;
+        for (int j = 0; j < N; ++j) sum += std::exp(scores[j] - max);
+        for (int d = 0; d < D; ++d) {
+          double o = 0;
+          for (int j = 0; j < N; ++j) {
+            o += std::exp(scores[j] - max) * v[(kv * N + j) * D + d];
+          }
+          EXPECT_NEAR(out[(bh * qL + s) * D + d], o / sum, 1e-5)
+              << "mode " << static_cast<int>(mode) << " head " << bh
+              << " query " << s << " dim " << d;
+        }
+      }
+    }
+  }
+}
+
+// Threefry-2x32 with 20 rounds (Salmon et al., "Parallel random numbers: as
+// easy as 1, 2, 3", SC 2011): rotations 13 15 26 6 17 29 16 24 in turn; the
+// key schedule extends the key with k0 ^ k1 ^ 0x1BD11BDA and injects key
+// word s % 3 and (s + 1) % 3 plus s after every fourth round s.
+std::array<uint32_t, 2> Threefry2x32(std::array<uint32_t, 2> key,
+                                     std::array<uint32_t, 2> counter) {
+  static constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  const uint32_t ks[3] = {key[0], key[1], key[0] ^ key[1] ^ 0x1BD11BDAu};
+  uint32_t x0 = counter[0] + ks[0], x1 = counter[1] + ks[1];
+  for (int round = 0; round < 20; ++round) {
+    const int r = kRotations[round % 8];
+    x0 += x1;
+    x1 = (x1 << r) | (x1 >> (32 - r));
+    x1 ^= x0;
+    if (round % 4 == 3) {
+      const uint32_t s = static_cast<uint32_t>(round / 4 + 1);
+      x0 += ks[s % 3];
+      x1 += ks[(s + 1) % 3] + s;
+    }
+  }
+  return {x0, x1};
+}
+
+// The bits random_bits gives one key (as JAX's threefry_random_bits, which
+// MLX follows): W = ceil(bytes / 4) counters 0 .. W - 1, padded with a 0 to
+// an even count, hashed in pairs (i, i + W') with W' = ceil(W / 2), the
+// first words of the pairs then the second, little-endian, cut to `bytes`.
+std::vector<uint8_t> RandomBitsForKey(std::array<uint32_t, 2> key,
+                                      size_t bytes) {
+  const size_t words = (bytes + 3) / 4, half = (words + 1) / 2;
+  std::vector<uint32_t> counters(2 * half, 0);
+  for (size_t i = 0; i < words; ++i) counters[i] = static_cast<uint32_t>(i);
+  std::vector<uint32_t> out(2 * half);
+  for (size_t i = 0; i < half; ++i) {
+    const std::array<uint32_t, 2> r =
+        Threefry2x32(key, {counters[i], counters[i + half]});
+    out[i] = r[0];
+    out[i + half] = r[1];
+  }
+  std::vector<uint8_t> result(bytes);
+  for (size_t i = 0; i < bytes; ++i) {
+    result[i] = static_cast<uint8_t>(out[i / 4] >> (8 * (i % 4)));
+  }
+  return result;
+}
+
+// random.metal: RandomBits::eval_gpu (primitives.cpp): keys 0 (uint32
+// pairs), out 1, odd (bool) 2, bytes_per_key (size_t) 3; "rbitsc" for
+// row-contiguous keys, else "rbits" with ndim 4, the keys' shape 5 and
+// strides 6; grid (keys, half + odd), threadgroup get_block_dims of it.
+// Checked bit for bit against Threefry2x32 above, itself checked against
+// the published known answers (Random123's kat_vectors, also in JAX's
+// tests).
+TEST(MlxKernels, RandomBitsThreefry) {
+  REQUIRE_MLX();
+  {
+    const auto a = Threefry2x32({0, 0}, {0, 0});
+    EXPECT_EQ(a[0], 0x6b200159u);
+    EXPECT_EQ(a[1], 0x99ba4efeu);
+    const auto b =
+        Threefry2x32({0xffffffffu, 0xffffffffu}, {0xffffffffu, 0xffffffffu});
+    EXPECT_EQ(b[0], 0x1cb996fcu);
+    EXPECT_EQ(b[1], 0xbb002be7u);
+    const auto c =
+        Threefry2x32({0x13198a2eu, 0x03707344u}, {0x243f6a88u, 0x85a308d3u});
+    EXPECT_EQ(c[0], 0xc4923a9cu);
+    EXPECT_EQ(c[1], 0x483df7a0u);
+  }
+  const std::vector<std::array<uint32_t, 2>> keys = {
+      {0, 42}, {0xdeadbeefu, 7}, {123456789u, 987654321u}};
+  const uint32_t num_keys = static_cast<uint32_t>(keys.size());
+  std::vector<uint32_t> key_data;
+  for (const auto& key : keys)
+    key_data.insert(key_data.end(), key.begin(), key.end());
+  // (3, 7) uint32: 7 words, odd; (3, 10) uint8: 3 words, the last partial;
+  // (3, 12) uint16: 6 words, even.
+  for (const size_t bytes_per_key : {size_t{28}, size_t{10}, size_t{24}}) {
+    const size_t out_per_key = (bytes_per_key + 3) / 4;
+    const uint32_t half = static_cast<uint32_t>(out_per_key / 2);
+    const bool odd = out_per_key % 2;
+    KernelHarness h = MlxKernel("random.metal", "rbitsc");
+    h.SetBuffer(0, key_data);
+    h.SetBuffer(1, std::vector<uint8_t>(num_keys * bytes_per_key, 0xAB));
+    h.SetBytes(2, odd);
+    h.SetBytes(3, uint64_t{bytes_per_key});
+    ASSERT_TRUE(
+        Runs(h, {num_keys, half + odd, 1}, BlockDims(num_keys, half + odd, 1)))
+        << bytes_per_key;
+    const std::vector<uint8_t> out = h.Read<uint8_t>(1);
+    for (uint32_t k = 0; k < num_keys; ++k) {
+      const std::vector<uint8_t> expected =
+          RandomBitsForKey(keys[k], bytes_per_key);
+      for (size_t i = 0; i < bytes_per_key; ++i) {
+        EXPECT_EQ(out[k * bytes_per_key + i], expected[i])
+            << bytes_per_key << " bytes, key " << k << ", byte " << i;
+      }
+    }
+  }
+  {
+    // Keys that are a transposed view: (3, 2) read from a (2, 3) array,
+    // strides (1, 3); "rbits" with its shape and strides.
+    std::vector<uint32_t> transposed(6);
+    for (uint32_t k = 0; k < num_keys; ++k) {
+      transposed[0 * 3 + k] = keys[k][0];
+      transposed[1 * 3 + k] = keys[k][1];
+    }
+    const size_t bytes_per_key = 20;  // (3, 5) float32: 5 words, odd
+    const uint32_t half = 2;
+    KernelHarness h = MlxKernel("random.metal", "rbits");
+    h.SetBuffer(0, transposed);
+    h.SetBuffer(1, std::vector<uint8_t>(num_keys * bytes_per_key, 0xAB));
+    h.SetBytes(2, true);
+    h.SetBytes(3, uint64_t{bytes_per_key});
+    h.SetBytes(4, int32_t{2});
+    const std::vector<int32_t> shape = {3, 2};
+    const std::vector<int64_t> strides = {1, 3};
+    h.SetBytesRaw(5, shape.data(), shape.size() * sizeof(int32_t));
+    h.SetBytesRaw(6, strides.data(), strides.size() * sizeof(int64_t));
+    ASSERT_TRUE(
+        Runs(h, {num_keys, half + 1, 1}, BlockDims(num_keys, half + 1, 1)));
+    const std::vector<uint8_t> out = h.Read<uint8_t>(1);
+    for (uint32_t k = 0; k < num_keys; ++k) {
+      const std::vector<uint8_t> expected =
+          RandomBitsForKey(keys[k], bytes_per_key);
+      for (size_t i = 0; i < bytes_per_key; ++i) {
+        EXPECT_EQ(out[k * bytes_per_key + i], expected[i])
+            << "strided key " << k << ", byte " << i;
+      }
+    }
+  }
+}
+
+// gemv_masked.metal: BlockMaskedMM::eval_gpu (matmul.cpp) routes M x K
+// times K x 1 to gemv_masked. block_masked_mm's default block of 64 and a
+// row-major matrix: sm 2, sn 16, tn 4, tm 4 (1 under 4 outputs), bm 2 (4
+// from 512 outputs), bn 1; a bool output mask ((M / 64) x 1 blocks) and
+// float operand masks (the matrix's (M / 64) x (K / 64), the vector's
+// (K / 64) x 1) that scale the blocks they cover. mat 0, vec 1, out 3,
+// K 4, M 5, ld 6, batch ndim 9, batch shape 10, vector and matrix batch
+// strides 11, 12 (int64), masks 20, 21, 22, mask strides (int) 23: the out
+// mask's (1, 1), the matrix mask's (1, K / 64), the vector mask's (1, 1),
+// mask batch strides (int64) 24; threadgroups (ceil(M / 16), 1, batch) of
+// (32, bn, bm). Tolerance: float sums of 200 products of values near 1,
+// scaled by masks up to 2: 1e-5 relative.
+TEST(MlxKernels, GemvMasked) {
+  REQUIRE_MLX();
+  const int M = 150, K = 200, bs = 64;
+  const int Mb = (M + bs - 1) / bs, Kb = (K + bs - 1) / bs;
+  std::vector<float> mat(M * K), vec(K);
+  for (int i = 0; i < M * K; ++i) {
+    mat[i] = std::sin(0.21f * static_cast<float>(i)) + 0.1f;
+  }
+  for (int i = 0; i < K; ++i) vec[i] = std::cos(0.4f * static_cast<float>(i));
+  const std::vector<uint8_t> out_mask = {1, 0, 1};  // Mb = 3
+  std::vector<float> mat_mask(Mb * Kb), vec_mask(Kb);
+  for (int i = 0; i < Mb * Kb; ++i)
+    mat_mask[i] = (i % 4 == 1) ? 0.0f : 0.5f * (1 + i % 3);
+  for (int i = 0; i < Kb; ++i) vec_mask[i] = i == 2 ? 0.0f : 1.5f - 0.25f * i;
+  const int bm = 2, bn = 1, sm = 2, tm = 4;
+  KernelHarness h = MlxKernel(
+      "gemv_masked.metal",
+      "gemv_outmask_bool__opmask_float32_float32_bm2_bn1_sm2_sn16_tm4_tn4_nc0");
+  h.SetBuffer(0, mat);
+  h.SetBuffer(1, vec);
+  h.SetBuffer(3, std::vector<float>(M, -7.0f));
+  h.SetBytes(4, int32_t{K});
+  h.SetBytes(5, int32_t{M});
+  h.SetBytes(6, int32_t{K});
+  h.SetBytes(9, int32_t{1});
+  h.SetBytes(10, int32_t{1});
+  h.SetBytes(11, int64_t{0});
+  h.SetBytes(12, int64_t{0});
+  h.SetBuffer(20, out_mask);
+  h.SetBuffer(21, mat_mask);
+  h.SetBuffer(22, vec_mask);
+  const std::vector<int32_t> mask_strides = {1, 1, 1, Kb, 1, 1};
+  h.SetBytesRaw(23, mask_strides.data(), mask_strides.size() * sizeof(int32_t));
+  const std::vector<int64_t> mask_batch_strides = {0, 0, 0};
+  h.SetBytesRaw(24, mask_batch_strides.data(),
+                mask_batch_strides.size() * sizeof(int64_t));
+  const uint32_t per_group = bm * sm * tm;
+  ASSERT_TRUE(
+      RunsGroups(h, {(M + per_group - 1) / per_group, 1, 1}, {32, bn, bm}));
+  const std::vector<float> out = h.Read<float>(3);
+  for (int i = 0; i < M; ++i) {
+    double expected = 0;
+    if (out_mask[i / bs]) {
+      for (int j = 0; j < K; ++j) {
+        expected += double(mat[i * K + j]) * vec[j] *
+                    mat_mask[(i / bs) * Kb + j / bs] * vec_mask[j / bs];
+      }
+    }
+    EXPECT_NEAR(out[i], expected, 1e-5 * (1 + std::fabs(expected))) << i;
+  }
+}
+
+// gemv_masked.metal as above with operand masks only (block_masked_mm with
+// mask_lhs and mask_rhs, no mask_out): "outmask_nomask", and MLX binds
+// nothing at 20; the mask strides start with the matrix mask's.
+// out_mask (20) stays unbound, as in MLX: the kernel never reads it.
+TEST(MlxKernels, GemvMaskedOperandMasksOnly) {
+  REQUIRE_MLX();
+  const int M = 70, K = 130, bs = 64;
+  const int Mb = (M + bs - 1) / bs, Kb = (K + bs - 1) / bs;
+  std::vector<float> mat(M * K), vec(K);
+  for (int i = 0; i < M * K; ++i) {
+    mat[i] = std::cos(0.29f * static_cast<float>(i)) - 0.2f;
+  }
+  for (int i = 0; i < K; ++i) vec[i] = std::sin(0.3f * static_cast<float>(i));
+  std::vector<float> mat_mask(Mb * Kb), vec_mask(Kb);
+  for (int i = 0; i < Mb * Kb; ++i) mat_mask[i] = i == 4 ? 0.0f : 0.75f + i;
+  for (int i = 0; i < Kb; ++i) vec_mask[i] = 2.0f - 0.5f * i;
+  KernelHarness h = MlxKernel(
+      "gemv_masked.metal",
+      "gemv_outmask_nomask_opmask_float32_float32_bm2_bn1_sm2_sn16_tm4_tn4_"
+      "nc0");
+  h.SetBuffer(0, mat);
+  h.SetBuffer(1, vec);
+  h.SetBuffer(3, std::vector<float>(M, -7.0f));
+  h.SetBytes(4, int32_t{K});
+  h.SetBytes(5, int32_t{M});
+  h.SetBytes(6, int32_t{K});
+  h.SetBytes(9, int32_t{1});
+  h.SetBytes(10, int32_t{1});
+  h.SetBytes(11, int64_t{0});
+  h.SetBytes(12, int64_t{0});
+  h.SetBuffer(21, mat_mask);
+  h.SetBuffer(22, vec_mask);
+  const std::vector<int32_t> mask_strides = {1, Kb, 1, 1};
+  h.SetBytesRaw(23, mask_strides.data(), mask_strides.size() * sizeof(int32_t));
+  const std::vector<int64_t> mask_batch_strides = {0, 0};
+  h.SetBytesRaw(24, mask_batch_strides.data(),
+                mask_batch_strides.size() * sizeof(int64_t));
+  ASSERT_TRUE(RunsGroups(h, {(M + 15) / 16, 1, 1}, {32, 1, 2}));
+  const std::vector<float> out = h.Read<float>(3);
+  for (int i = 0; i < M; ++i) {
+    double expected = 0;
+    for (int j = 0; j < K; ++j) {
+      expected += double(mat[i * K + j]) * vec[j] *
+                  mat_mask[(i / bs) * Kb + j / bs] * vec_mask[j / bs];
+    }
+    EXPECT_NEAR(out[i], expected, 1e-5 * (1 + std::fabs(expected))) << i;
+  }
+}
+
+// gemv.metal: Matmul::eval_gpu (matmul.cpp) routes float32 (M x K) @ (K x 1)
+// through gemv_axbpy<false>: a row-major matrix, out < 4096 and 64 < K <
+// 16 * out: bm 4, bn 1, sm 1, sn 32, tm 4, tn 4, no axpby; mat 0, vec 1,
+// out 3, K 4, M 5, ld 6, batch ndim 9, batch shape 10, vector and matrix
+// batch strides 11, 12 (int64); nothing at 2, 7, 8, 13, 14 (the bias and
+// axpby arguments); threadgroups (ceil(M / 16), 1, batch) of (32, 1, 4).
+// Tolerance: float sums of 200 products of values near 1: 1e-5 relative.
+// The GemvWide path widens half4 to float4 with vec<float, 4>(x); bias
+// (2), alpha (7), beta (8) and the bias strides (13, 14) stay unbound, as
+// in MLX without axpby.
+TEST(MlxKernels, Gemv) {
+  REQUIRE_MLX();
+  const int M = 150, K = 200;
+  std::vector<float> mat(M * K), vec(K);
+  for (int i = 0; i < M * K; ++i) {
+    mat[i] = std::sin(0.23f * static_cast<float>(i)) + 0.05f;
+  }
+  for (int i = 0; i < K; ++i) vec[i] = std::cos(0.41f * static_cast<float>(i));
+  KernelHarness h = MlxKernel(
+      "gemv.metal", "gemv_float32_bm4_bn1_sm1_sn32_tm4_tn4_nc0_axpby0");
+  h.SetBuffer(0, mat);
+  h.SetBuffer(1, vec);
+  h.SetBuffer(3, std::vector<float>(M, -7.0f));
+  h.SetBytes(4, int32_t{K});
+  h.SetBytes(5, int32_t{M});
+  h.SetBytes(6, int32_t{K});
+  h.SetBytes(9, int32_t{1});
+  h.SetBytes(10, int32_t{1});
+  h.SetBytes(11, int64_t{0});
+  h.SetBytes(12, int64_t{0});
+  ASSERT_TRUE(RunsGroups(h, {(M + 15) / 16, 1, 1}, {32, 1, 4}));
+  const std::vector<float> out = h.Read<float>(3);
+  for (int i = 0; i < M; ++i) {
+    double expected = 0;
+    for (int j = 0; j < K; ++j) expected += double(mat[i * K + j]) * vec[j];
+    EXPECT_NEAR(out[i], expected, 1e-5 * (1 + std::fabs(expected))) << i;
   }
 }
 
