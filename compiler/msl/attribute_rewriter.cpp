@@ -282,6 +282,45 @@ std::optional<std::string_view> MethodQualifierReplacement(
                                                       : "__global";
 }
 
+// The braced list opening at `open`: its closing `}`, how many elements it
+// has at its own depth, whether it is empty, and whether a `;` at its depth
+// says it is a block (a statement expression), not a list.
+struct BracedList {
+  size_t close = 0;
+  int elements = 0;
+  bool block = false;
+};
+
+std::optional<BracedList> ScanBracedList(std::string_view s, size_t open) {
+  int depth = 0;
+  BracedList list;
+  bool empty = true;
+  for (size_t k = open; k < s.size(); ++k) {
+    const size_t skipped = SkipCommentOrLiteral(s, k);
+    if (skipped != k) {
+      k = skipped - 1;
+      empty = false;
+      continue;
+    }
+    const char c = s[k];
+    if (c == '{' || c == '(' || c == '[') ++depth;
+    if (c == '}' || c == ')' || c == ']') {
+      if (--depth == 0) {
+        if (c != '}') return std::nullopt;
+        list.close = k;
+        if (!empty) ++list.elements;
+        return list;
+      }
+    }
+    if (depth == 1 && c == ';') list.block = true;
+    if (depth == 1 && c == ',') ++list.elements;
+    if (k > open && !std::isspace(static_cast<unsigned char>(c))) {
+      empty = false;
+    }
+  }
+  return std::nullopt;
+}
+
 // A braced list in argument position, `f(a, {x, y, z})`, at the `{` at `i`
 // (see __mtl_braced_list in the shims' metal_types): the offset of its
 // closing `}`, or npos when the `{` is not one (a statement expression
@@ -292,24 +331,9 @@ size_t BracedArgumentEnd(std::string_view s, size_t i,
   size_t p = i;
   while (p > 0 && std::isspace(static_cast<unsigned char>(s[p - 1]))) --p;
   if (p == 0 || (s[p - 1] != '(' && s[p - 1] != ',')) return npos;
-  int depth = 0;
-  bool empty = true;
-  for (size_t k = i; k < s.size(); ++k) {
-    const size_t skipped = SkipCommentOrLiteral(s, k);
-    if (skipped != k) {
-      k = skipped - 1;
-      empty = false;
-      continue;
-    }
-    const char c = s[k];
-    if (c == '{' || c == '(' || c == '[') ++depth;
-    if (c == '}' || c == ')' || c == ']') {
-      if (--depth == 0) return c == '}' && !empty ? k : npos;
-    }
-    if (depth == 1 && c == ';') return npos;
-    if (k > i && !std::isspace(static_cast<unsigned char>(c))) empty = false;
-  }
-  return npos;
+  const std::optional<BracedList> list = ScanBracedList(s, i);
+  if (!list || list->block || list->elements == 0) return npos;
+  return list->close;
 }
 
 // `threadgroup float t[32] = {0};` (MLX's layer norm): Metal's compiler
@@ -399,28 +423,11 @@ std::optional<std::pair<size_t, int>> ShortVectorList(std::string_view s,
   ++p;
   skip_space();
   if (p >= s.size() || s[p] != '{') return std::nullopt;
-  int depth = 0, elements = 1;
-  bool empty = true;
-  for (size_t e = p; e < s.size(); ++e) {
-    const size_t skipped = SkipCommentOrLiteral(s, e);
-    if (skipped != e) {
-      e = skipped - 1;
-      empty = false;
-      continue;
-    }
-    const char c = s[e];
-    if (c == '{' || c == '(' || c == '[') ++depth;
-    if (c == '}' || c == ')' || c == ']') {
-      if (--depth == 0) {
-        if (empty || elements >= n) return std::nullopt;
-        return std::make_pair(e, n - elements);
-      }
-    }
-    if (depth == 1 && c == ',') ++elements;
-    if (depth == 1 && c == ';') return std::nullopt;
-    if (e > p && !std::isspace(static_cast<unsigned char>(c))) empty = false;
+  const std::optional<BracedList> list = ScanBracedList(s, p);
+  if (!list || list->block || list->elements == 0 || list->elements >= n) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return std::make_pair(list->close, n - list->elements);
 }
 
 // `vec<T, N>(x)` at `i` (the word vec): MSL's vector constructor, which

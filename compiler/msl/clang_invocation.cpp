@@ -33,6 +33,22 @@ std::vector<std::string> BaseArguments(bool fast_math) {
   return args;
 }
 
+std::vector<std::string> ArgumentsWithMacros(const CompileOptions& options) {
+  std::vector<std::string> args = BaseArguments(options.fast_math);
+  for (const auto& [name, value] : options.macros) {
+    args.push_back("-D" + name + (value.empty() ? "" : "=" + value));
+  }
+  return args;
+}
+
+llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> OverRealFileSystem(
+    llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> memory) {
+  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
+      llvm::vfs::getRealFileSystem());
+  overlay->pushOverlay(std::move(memory));
+  return overlay;
+}
+
 llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> ShimFileSystem() {
   auto memory = llvm::makeIntrusiveRefCnt<llvm::vfs::InMemoryFileSystem>();
   for (size_t i = 0; i < kNumShimFiles; ++i) {

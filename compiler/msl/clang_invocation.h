@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/msl/frontend.h"
+
 namespace mtlemu::msl {
 
 // Where the shims live in the in-memory file system.
@@ -21,6 +23,13 @@ inline constexpr char kShimPchHeader[] = "/__mtlemu/metal/include/__mtl_pch.h";
 
 // cc1 arguments up to (not including) user macros, includes and the input.
 std::vector<std::string> BaseArguments(bool fast_math);
+
+// BaseArguments for these options and their -D macros.
+std::vector<std::string> ArgumentsWithMacros(const CompileOptions& options);
+
+// `memory` over the real file system (for the files it does not hold).
+llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> OverRealFileSystem(
+    llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> memory);
 
 // The shims (and the PCH header) in memory; callers add their own files.
 llvm::IntrusiveRefCntPtr<llvm::vfs::InMemoryFileSystem> ShimFileSystem();

@@ -453,14 +453,8 @@ FrontendResult CompileOnce(const PreprocessedSource& preprocessed,
                     llvm::MemoryBuffer::getMemBuffer(
                         llvm::StringRef(pch.data(), pch.size()), "", false));
   }
-  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
-      llvm::vfs::getRealFileSystem());
-  overlay->pushOverlay(memory);
-
-  std::vector<std::string> args = BaseArguments(options.fast_math);
-  for (const auto& [name, value] : options.macros) {
-    args.push_back("-D" + name + (value.empty() ? "" : "=" + value));
-  }
+  const auto overlay = OverRealFileSystem(memory);
+  std::vector<std::string> args = ArgumentsWithMacros(options);
   // Function constants: each declaration reads __MTLEMU_FC_<index>.
   for (const RewrittenSource::FunctionConstant& fc :
        rewritten.function_constants) {

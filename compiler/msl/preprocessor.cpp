@@ -305,14 +305,8 @@ PreprocessedSource Preprocess(std::string_view source, std::string_view file,
   }
   memory->addFile(out.main_path, 0,
                   llvm::MemoryBuffer::getMemBuffer(out.files[0].text));
-  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
-      llvm::vfs::getRealFileSystem());
-  overlay->pushOverlay(memory);
-
-  std::vector<std::string> args = BaseArguments(options.fast_math);
-  for (const auto& [name, value] : options.macros) {
-    args.push_back("-D" + name + (value.empty() ? "" : "=" + value));
-  }
+  const auto overlay = OverRealFileSystem(memory);
+  std::vector<std::string> args = ArgumentsWithMacros(options);
   // Function constants: the compilation proper defines one macro per
   // constant (frontend.cpp).
   args.push_back("-Dis_function_constant_defined(x)=__mtlemu_fc_defined_##x");
