@@ -173,12 +173,21 @@ std::vector<ClassBody> ClassBodies(std::string_view s) {
       }
     }
     if (word == 0) continue;
-    // The head up to its body, or a `;`, `(`, `)`, `,` or `>` that says this
-    // is no definition (a declaration, a parameter, a template argument).
+    // The head up to its body (`struct S<1, T> : Base<T> {`, `struct
+    // alignas(16) S {`), or what says this is no definition: a `;`, or a
+    // `)`, `,` or `>` that closes a list the word was in (a parameter, a
+    // template argument).
     size_t k = i + word;
-    while (k < s.size() &&
-           std::string_view("{;(),>").find(s[k]) == std::string_view::npos) {
-      ++k;
+    int angles = 0, parens = 0;
+    for (; k < s.size(); ++k) {
+      const char c = s[k];
+      if (c == '{' || c == ';') break;
+      if (c == '<') ++angles;
+      if (c == '(') ++parens;
+      if ((c == '>' && --angles < 0) || (c == ')' && --parens < 0) ||
+          (c == ',' && angles == 0 && parens == 0)) {
+        break;
+      }
     }
     if (k >= s.size() || s[k] != '{') continue;
     int depth = 0;
@@ -229,6 +238,30 @@ const ClassBody* EnclosingClass(const std::vector<ClassBody>& classes,
     }
   }
   return innermost;
+}
+
+// Whether the innermost open bracket is a `{` of a function's (or a
+// block's) body: not a class's, a namespace's or an initializer's.
+bool InFunctionBody(std::string_view s,
+                    const std::vector<std::pair<char, size_t>>& open_brackets,
+                    const std::vector<ClassBody>& classes) {
+  if (open_brackets.empty() || open_brackets.back().first != '{') return false;
+  const size_t open = open_brackets.back().second;
+  for (const ClassBody& c : classes) {
+    if (c.open == open) return false;
+  }
+  size_t p = open;
+  while (p > 0 && std::isspace(static_cast<unsigned char>(s[p - 1]))) --p;
+  // `) {`, `) const {`, `else {`, `do {`, `{ {`, `; {`, `: {`: code.
+  if (p == 0) return false;
+  const char c = s[p - 1];
+  if (c == ')' || c == '{' || c == '}' || c == ';' || c == ':') return true;
+  size_t w = p;
+  while (w > 0 && IsIdentifierChar(s[w - 1])) --w;
+  const std::string_view word = s.substr(w, p - w);
+  return word == "else" || word == "do" || word == "const" ||
+         word == "thread" || word == "device" || word == "constant" ||
+         word == "threadgroup" || word == "noexcept" || word == "mutable";
 }
 
 // Whether the parameter list closed by the `)` at `i` is a constructor's:
@@ -325,9 +358,10 @@ std::optional<BracedList> ScanBracedList(std::string_view s, size_t open) {
 // (see __mtl_braced_list in the shims' metal_types): the offset of its
 // closing `}`, or npos when the `{` is not one (a statement expression
 // `({ ...; })`, an empty list, a list in a list).
-size_t BracedArgumentEnd(std::string_view s, size_t i,
-                         const std::vector<char>& open_brackets) {
-  if (open_brackets.empty() || open_brackets.back() != '(') return npos;
+size_t BracedArgumentEnd(
+    std::string_view s, size_t i,
+    const std::vector<std::pair<char, size_t>>& open_brackets) {
+  if (open_brackets.empty() || open_brackets.back().first != '(') return npos;
   size_t p = i;
   while (p > 0 && std::isspace(static_cast<unsigned char>(s[p - 1]))) --p;
   if (p == 0 || (s[p - 1] != '(' && s[p - 1] != ',')) return npos;
@@ -389,8 +423,10 @@ std::optional<std::pair<size_t, size_t>> ThreadgroupInitializer(
 // type name at `i` (float4, packed_half3, ...) declaring a variable with a
 // braced list of fewer elements: the offset of the list's `}` and how many
 // zeros to add before it.
-std::optional<std::pair<size_t, int>> ShortVectorList(std::string_view s,
-                                                      size_t i) {
+// A vector type name at `i` (float4, packed_half3, ...): its end and its
+// element count.
+std::optional<std::pair<size_t, int>> VectorTypeName(std::string_view s,
+                                                     size_t i) {
   static constexpr std::string_view kScalars[] = {
       "bool", "char", "uchar", "short", "ushort", "int",
       "uint", "long", "ulong", "half",  "float",  "bfloat"};
@@ -406,9 +442,35 @@ std::optional<std::pair<size_t, int>> ShortVectorList(std::string_view s,
       std::end(kScalars)) {
     return std::nullopt;
   }
-  const int n = digit - '0';
+  return std::make_pair(end, digit - '0');
+}
+
+// `short2 offset(a, b)` in a function body: Metal's compiler takes a
+// vector's direct initialization from several values, clang refuses it.
+// For a vector type name at `i` declaring a variable so: the offset of the
+// `(` (where ` = short2` goes, making it `short2 offset = short2(a, b)`).
+std::optional<size_t> VectorDirectInit(std::string_view s, size_t i) {
+  const auto type = VectorTypeName(s, i);
+  if (!type) return std::nullopt;
+  size_t p = type->first;
+  while (p < s.size() && s[p] == ' ') ++p;
+  const size_t name = p;
+  while (p < s.size() && IsIdentifierChar(s[p])) ++p;
+  if (p == name || std::isdigit(static_cast<unsigned char>(s[name]))) {
+    return std::nullopt;
+  }
+  while (p < s.size() && s[p] == ' ') ++p;
+  if (p >= s.size() || s[p] != '(') return std::nullopt;
+  return p;
+}
+
+std::optional<std::pair<size_t, int>> ShortVectorList(std::string_view s,
+                                                      size_t i) {
+  const auto type = VectorTypeName(s, i);
+  if (!type) return std::nullopt;
+  const int n = type->second;
   // NAME = {
-  size_t p = end;
+  size_t p = type->first;
   auto skip_space = [&] {
     while (p < s.size() && std::isspace(static_cast<unsigned char>(s[p]))) ++p;
   };
@@ -630,7 +692,8 @@ RewrittenSource RewriteMetalAttributes(
   }
   out.text.reserve(s.size() + s.size() / 8);
   const std::vector<ClassBody> classes = ClassBodies(s);
-  std::vector<char> open_brackets;  // ( [ { outside comments and literals
+  // ( [ { outside comments and literals, and where each opened.
+  std::vector<std::pair<char, size_t>> open_brackets;
   std::vector<size_t> braced_ends;  // the `}` of each braced argument open
   // The `}` of each short vector list open, and the zeros it needs.
   std::vector<std::pair<size_t, int>> short_lists;
@@ -688,6 +751,12 @@ RewrittenSource RewriteMetalAttributes(
         }
       } else if (const auto list = ShortVectorList(s, i)) {
         short_lists.emplace_back(list->first, list->second);
+      } else if (const auto paren = VectorDirectInit(s, i);
+                 paren && InFunctionBody(s, open_brackets, classes)) {
+        const size_t type_end = VectorTypeName(s, i)->first;
+        copy_to(*paren);
+        out.anchors.emplace_back(out.text.size(), *paren);
+        out.text += " = " + std::string(s.substr(i, type_end - i));
       }
     }
     if (s[i] == '}' && !short_lists.empty() && short_lists.back().first == i) {
@@ -715,7 +784,7 @@ RewrittenSource RewriteMetalAttributes(
     }
     // Parentheses and braces here, square brackets below (a Metal
     // attribute's [[ ]] are skipped whole).
-    if (s[i] == '(' || s[i] == '{') open_brackets.push_back(s[i]);
+    if (s[i] == '(' || s[i] == '{') open_brackets.emplace_back(s[i], i);
     if ((s[i] == ')' || s[i] == '}') && !open_brackets.empty()) {
       open_brackets.pop_back();
     }
@@ -754,7 +823,7 @@ RewrittenSource RewriteMetalAttributes(
       }
     }
     if (s.compare(i, 2, "[[") != 0) {
-      if (s[i] == '[') open_brackets.push_back('[');
+      if (s[i] == '[') open_brackets.emplace_back('[', i);
       if (s[i] == ']' && !open_brackets.empty()) open_brackets.pop_back();
       ++i;
       continue;
@@ -769,7 +838,8 @@ RewrittenSource RewriteMetalAttributes(
         !std::all_of(
             attributes.begin(), attributes.end(),
             [](const Attribute& a) { return IsMetalAttribute(a.name); })) {
-      open_brackets.insert(open_brackets.end(), 2, '[');
+      open_brackets.emplace_back('[', i);
+      open_brackets.emplace_back('[', i + 1);
       i += 2;
       continue;
     }

@@ -554,17 +554,24 @@ FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
     result.errors = preprocessed.errors;
     return result;
   }
-  std::vector<size_t> ambiguous;
-  FrontendResult first = CompileOnce(preprocessed, options, {}, ambiguous);
-  if (first.ok() || ambiguous.empty()) return first;
-  // Conditionals between one class in two address spaces: once more, with
-  // their operands made prvalues in no address space (__mtl_rvalue), as
-  // Metal's compiler treats them.
-  std::sort(ambiguous.begin(), ambiguous.end());
-  ambiguous.erase(std::unique(ambiguous.begin(), ambiguous.end()),
-                  ambiguous.end());
-  std::vector<size_t> ignored;
-  return CompileOnce(preprocessed, options, ambiguous, ignored);
+  // Conditionals between one class in two address spaces: compiled again
+  // with their operands made prvalues in no address space (__mtl_rvalue),
+  // as Metal's compiler treats them. Clang may report more of them once the
+  // first are fixed (another instantiation gets further): a few rounds.
+  constexpr int kMaxRounds = 4;
+  std::vector<size_t> wrapped;
+  for (int round = 0;; ++round) {
+    std::vector<size_t> ambiguous;
+    FrontendResult result =
+        CompileOnce(preprocessed, options, wrapped, ambiguous);
+    const size_t before = wrapped.size();
+    wrapped.insert(wrapped.end(), ambiguous.begin(), ambiguous.end());
+    std::sort(wrapped.begin(), wrapped.end());
+    wrapped.erase(std::unique(wrapped.begin(), wrapped.end()), wrapped.end());
+    if (result.ok() || wrapped.size() == before || round + 1 == kMaxRounds) {
+      return result;
+    }
+  }
 }
 
 std::string PrintModule(const llvm::Module& module) {

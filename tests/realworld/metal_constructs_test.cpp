@@ -515,6 +515,51 @@ kernel void k(device float4* out [[buffer(0)]], device const half4* in [[buffer(
                                 0.25f + 0.5f + 30, 3 + 0.5f + 40}));
 }
 
+// Patterns of MLX's reductions and scans: `short2 offset(a, b)` (direct
+// initialization of a vector), a `thread` constructor of a partial
+// specialization that builds a member, and `c ? input[i] : init` between a
+// device and a thread value of one class.
+TEST(MetalConstructs, ReductionIdioms) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+struct cplx { float re, im; cplx(float r, float i) thread : re(r), im(i) {} cplx() = default; };
+template <int D, bool G = true>
+struct Looper {
+  int dim;
+  Looper<D - 1, G> inner;
+  Looper(int d) thread : dim(d), inner(d - 1) {}
+  int depth() thread { return 1 + inner.depth(); }
+};
+template <bool G>
+struct Looper<1, G> {
+  int dim;
+  Looper(int d) thread : dim(d) {}
+  int depth() thread { return 1; }
+};
+kernel void k(const device cplx* in [[buffer(0)]], device float* out [[buffer(1)]],
+              constant uint& n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  short2 offset(i * 2, i + 1);
+  Looper<3> looper(3);
+  cplx init(100.0f, 0.0f);
+  cplx v = (i < n) ? in[i] : init;
+  out[i] = v.re + v.im + float(offset.x) + 10.0f * float(offset.y) +
+           1000.0f * float(looper.depth());
+}
+)",
+                            "k");
+  std::vector<float> in = {1, 2, 3, 4, 5, 6};  // three (re, im) pairs
+  h.SetBuffer(0, in);
+  h.SetBuffer(1, std::vector<float>(4, 0.0f));
+  h.SetBytes(2, uint32_t{3});
+  ASSERT_TRUE(Runs(h, {4}, {4}));
+  const std::vector<float> out = h.Read<float>(1);
+  for (int i = 0; i < 4; ++i) {
+    const float v = i < 3 ? in[2 * i] + in[2 * i + 1] : 100.0f;
+    EXPECT_EQ(out[i], v + 2 * i + 10 * (i + 1) + 3000.0f) << i;
+  }
+}
+
 // A compute kernel on textures: one error that names the feature, at the
 // first texture parameter, not a cascade from its body.
 TEST(MetalConstructs, TexturesAreOneErrorNamingThem) {
