@@ -492,6 +492,42 @@ std::optional<std::pair<size_t, int>> ShortVectorList(std::string_view s,
   return std::make_pair(list->close, n - list->elements);
 }
 
+// `thread const short& lbk` (MLX's GEMM loop): a const reference in thread
+// memory binds a temporary in Metal (temporaries live there); in C++ for
+// OpenCL a temporary has no address space and only a generic reference
+// binds it. For the word `thread` at `i` in a const reference's type
+// (`thread const T&` or `const thread T&`): true, and the word goes, which
+// makes the reference generic (it still binds what the thread one did).
+bool ThreadInConstReference(std::string_view s, size_t i) {
+  if (s.compare(i, 6, "thread") != 0 || (i > 0 && IsIdentifierChar(s[i - 1])) ||
+      i + 6 >= s.size() || IsIdentifierChar(s[i + 6])) {
+    return false;
+  }
+  size_t before = i;
+  while (before > 0 && s[before - 1] == ' ') --before;
+  const bool const_before = before >= 5 &&
+                            s.compare(before - 5, 5, "const") == 0 &&
+                            (before == 5 || !IsIdentifierChar(s[before - 6]));
+  size_t k = i + 6;
+  while (k < s.size() && s[k] == ' ') ++k;
+  const bool const_after = s.compare(k, 5, "const") == 0 && k + 5 < s.size() &&
+                           !IsIdentifierChar(s[k + 5]);
+  if (!const_before && !const_after) return false;
+  int angles = 0;
+  for (; k < s.size(); ++k) {
+    const char c = s[k];
+    if (c == '<') ++angles;
+    if (c == '>') --angles;
+    if (angles > 0) continue;
+    if (c == '&') return k + 1 >= s.size() || s[k + 1] != '&';
+    if (c == ',' || c == ';' || c == ')' || c == '(' || c == '=' || c == '{' ||
+        c == '*' || c == '[') {
+      return false;
+    }
+  }
+  return false;
+}
+
 // `vec<T, N>(x)` at `i` (the word vec): MSL's vector constructor, which
 // clang would compile as a bit cast of a vector; returns the offset of
 // the word's end when the `<...>` is followed by `(` (the front end then
@@ -737,6 +773,10 @@ RewrittenSource RewriteMetalAttributes(
       }
     }
     if (IsIdentifierChar(s[i]) && (i == 0 || !IsIdentifierChar(s[i - 1]))) {
+      if (ThreadInConstReference(s, i)) {
+        copy_to(i);
+        copied = i + 6;
+      }
       if (const std::optional<size_t> word_end = VecConstructorName(s, i)) {
         copy_to(i);
         out.anchors.emplace_back(out.text.size(), i);

@@ -524,6 +524,7 @@ TEST(MetalConstructs, ReductionIdioms) {
 #include <metal_stdlib>
 using namespace metal;
 struct cplx { float re, im; cplx(float r, float i) thread : re(r), im(i) {} cplx() = default; };
+int add_one(thread const short& x) { return x + 1; }
 template <int D, bool G = true>
 struct Looper {
   int dim;
@@ -540,11 +541,12 @@ struct Looper<1, G> {
 kernel void k(const device cplx* in [[buffer(0)]], device float* out [[buffer(1)]],
               constant uint& n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
   short2 offset(i * 2, i + 1);
+  const int shift = add_one(int(i) * 2);  // a temporary bound to thread const&
   Looper<3> looper(3);
   cplx init(100.0f, 0.0f);
   cplx v = (i < n) ? in[i] : init;
   out[i] = v.re + v.im + float(offset.x) + 10.0f * float(offset.y) +
-           1000.0f * float(looper.depth());
+           1000.0f * float(looper.depth()) + 10000.0f * float(shift);
 }
 )",
                             "k");
@@ -556,7 +558,9 @@ kernel void k(const device cplx* in [[buffer(0)]], device float* out [[buffer(1)
   const std::vector<float> out = h.Read<float>(1);
   for (int i = 0; i < 4; ++i) {
     const float v = i < 3 ? in[2 * i] + in[2 * i + 1] : 100.0f;
-    EXPECT_EQ(out[i], v + 2 * i + 10 * (i + 1) + 3000.0f) << i;
+    EXPECT_EQ(out[i],
+              v + 2 * i + 10 * (i + 1) + 3000.0f + 10000.0f * (2 * i + 1))
+        << i;
   }
 }
 
