@@ -21,6 +21,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -1216,6 +1217,217 @@ TEST(MlxKernels, Gemv) {
     double expected = 0;
     for (int j = 0; j < K; ++j) expected += double(mat[i * K + j]) * vec[j];
     EXPECT_NEAR(out[i], expected, 1e-5 * (1 + std::fabs(expected))) << i;
+  }
+}
+
+// steel/gemm/kernels/steel_gemm_fused.metal: Matmul::eval_gpu (matmul.cpp)
+// on row-contiguous 2-D operands (or a transposed view, which
+// check_transpose passes as is with transpose_a/b and the view's column
+// stride as lda/ldb) goes, past the gemv routes (min(M, N) == 1; the wide
+// gemv only for M < 16) and the split-K one (K >= max(M, N) and K >= 128),
+// to steel_matmul_regular_axpby<false>: "steel_gemm_fused_{n|t}{n|t}_
+// {dtype}_{dtype}_bm_bn_bk_wm_wn" with the tile GEMM_TPARAM_MACRO picks for
+// the architecture's last letter, 'g' on M1, M2 and M3 (applegpu_g13g,
+// g14g, g15g: the "small device" row): nt 64/32/32/2/2, else half
+// 64/64/16/1/2, else float 64/64/16/2/2. Function constants by index:
+// has_batch (10) false (collapse_batches gives batch_shape {1} for 2-D
+// operands), use_out_source (100) and do_axpby (110) false (no C),
+// align_M/N/K (200, 201, 202) = M % bm, N % bn, K % bk == 0. A 0, B 1, D 3,
+// GEMMParams at 4 (swizzle_log 0, gemm_k_iterations_aligned K / bk,
+// batch_ndim 1, batch strides 0 / 0 / M * N); nothing at 2, 5, 6, 7;
+// threadgroups (ceil(N / bn), ceil(M / bm), 1) of (32, wn, wm).
+
+// GEMMParams (steel/gemm/params.h) as the host lays it out: 8 ints, 3
+// int64, 3 ints, padded to 8 bytes.
+struct SteelGemmParams {
+  int32_t M, N, K, lda, ldb, ldd, tiles_n, tiles_m;
+  int64_t batch_stride_a, batch_stride_b, batch_stride_d;
+  int32_t swizzle_log, gemm_k_iterations_aligned, batch_ndim;
+};
+static_assert(sizeof(SteelGemmParams) == 72);
+
+struct SteelTile {
+  int bm, bn, bk, wm, wn;
+};
+
+// GEMM_TPARAM_MACRO's small-device ('g') branch, for float32 and float16.
+SteelTile SteelTileSmallDevice(bool is_float32, bool transpose_a,
+                               bool transpose_b) {
+  if (!transpose_a && transpose_b) return {64, 32, 32, 2, 2};
+  if (!is_float32) return {64, 64, 16, 1, 2};
+  return {64, 64, 16, 2, 2};
+}
+
+struct SteelGemmCase {
+  int M, N, K;
+  bool transpose_a, transpose_b;
+};
+
+// Runs D = A B through steel_gemm_fused with MLX's dispatch; T is float or
+// uint16_t (half bits). A is M x K (stored K x M when transpose_a), B is
+// K x N (stored N x K when transpose_b), D is M x N row-major.
+template <class T>
+::testing::AssertionResult RunSteelGemm(const SteelGemmCase& c,
+                                        const std::vector<T>& a,
+                                        const std::vector<T>& b,
+                                        std::vector<T>& d,
+                                        std::string& kernel) {
+  const bool is_float32 = std::is_same_v<T, float>;
+  const char* dtype = is_float32 ? "float32" : "float16";
+  const SteelTile t =
+      SteelTileSmallDevice(is_float32, c.transpose_a, c.transpose_b);
+  kernel = std::string("steel_gemm_fused_") + (c.transpose_a ? 't' : 'n') +
+           (c.transpose_b ? 't' : 'n') + "_" + dtype + "_" + dtype + "_bm" +
+           std::to_string(t.bm) + "_bn" + std::to_string(t.bn) + "_bk" +
+           std::to_string(t.bk) + "_wm" + std::to_string(t.wm) + "_wn" +
+           std::to_string(t.wn);
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  KernelHarness h =
+      MlxKernel("steel/gemm/kernels/steel_gemm_fused.metal", kernel,
+                {{"10", "false"},
+                 {"100", "false"},
+                 {"110", "false"},
+                 {"200", flag(c.M % t.bm == 0)},
+                 {"201", flag(c.N % t.bn == 0)},
+                 {"202", flag(c.K % t.bk == 0)}});
+  const int tiles_n = (c.N + t.bn - 1) / t.bn;
+  const int tiles_m = (c.M + t.bm - 1) / t.bm;
+  const SteelGemmParams params{c.M,
+                               c.N,
+                               c.K,
+                               c.transpose_a ? c.M : c.K,
+                               c.transpose_b ? c.K : c.N,
+                               c.N,
+                               tiles_n,
+                               tiles_m,
+                               0,
+                               0,
+                               int64_t{c.M} * c.N,
+                               0,
+                               c.K / t.bk,
+                               1};
+  h.SetBuffer(0, a);
+  h.SetBuffer(1, b);
+  h.SetBuffer(3, d);
+  h.SetBytes(4, params);
+  const ::testing::AssertionResult ran = RunsGroups(
+      h, {static_cast<uint64_t>(tiles_n), static_cast<uint64_t>(tiles_m), 1},
+      {32, static_cast<uint64_t>(t.wn), static_cast<uint64_t>(t.wm)});
+  if (ran) d = h.Read<T>(3);
+  return ran;
+}
+
+// The exact product, in double, with the operands' storage orders.
+std::vector<double> ReferenceGemm(const SteelGemmCase& c,
+                                  const std::vector<double>& a,
+                                  const std::vector<double>& b,
+                                  std::vector<double>* abs_sum) {
+  std::vector<double> d(size_t(c.M) * c.N);
+  if (abs_sum != nullptr) abs_sum->assign(d.size(), 0);
+  for (int i = 0; i < c.M; ++i) {
+    for (int j = 0; j < c.N; ++j) {
+      double sum = 0, abs = 0;
+      for (int k = 0; k < c.K; ++k) {
+        const double x =
+            c.transpose_a ? a[size_t(k) * c.M + i] : a[size_t(i) * c.K + k];
+        const double y =
+            c.transpose_b ? b[size_t(j) * c.K + k] : b[size_t(k) * c.N + j];
+        sum += x * y;
+        abs += std::fabs(x * y);
+      }
+      d[size_t(i) * c.N + j] = sum;
+      if (abs_sum != nullptr) (*abs_sum)[size_t(i) * c.N + j] = abs;
+    }
+  }
+  return d;
+}
+
+// float32, M, N, K not multiples of the tile (align_M/N/K false): nn and tn
+// (A transposed) with 64/64/16/2/2, nt (B transposed) with 64/32/32/2/2;
+// and 128 x 64 x 64 nn, every align_* true. Tolerance: the kernel sums K
+// float products (AccumType float) in some order; for any order the error
+// is at most gamma_K * sum |a b| with gamma_K = K u / (1 - K u), u = 2^-24,
+// and K * 2^-23 covers it for these K. The reference is exact in double
+// (float products are exact in double; the sums of <= 64 of them lose
+// < 2^-45 relative).
+TEST(MlxKernels, SteelGemmFloat32) {
+  REQUIRE_MLX();
+  for (const SteelGemmCase& c : {SteelGemmCase{100, 72, 50, false, false},
+                                 SteelGemmCase{100, 72, 50, true, false},
+                                 SteelGemmCase{100, 72, 50, false, true},
+                                 SteelGemmCase{128, 64, 64, false, false}}) {
+    std::vector<float> a(size_t(c.M) * c.K), b(size_t(c.K) * c.N);
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = std::sin(0.37f * static_cast<float>(i)) + 0.125f;
+    }
+    for (size_t i = 0; i < b.size(); ++i) {
+      b[i] = std::cos(0.23f * static_cast<float>(i) + 0.5f);
+    }
+    std::vector<float> d(size_t(c.M) * c.N, -7.0f);
+    std::string kernel;
+    ASSERT_TRUE(RunSteelGemm(c, a, b, d, kernel)) << kernel;
+    std::vector<double> abs_sum;
+    const std::vector<double> expected =
+        ReferenceGemm(c, std::vector<double>(a.begin(), a.end()),
+                      std::vector<double>(b.begin(), b.end()), &abs_sum);
+    int bad = 0;
+    for (size_t i = 0; i < d.size() && bad < 10; ++i) {
+      const double tolerance = c.K * std::ldexp(1.0, -23) * abs_sum[i];
+      if (std::fabs(d[i] - expected[i]) > tolerance) ++bad;
+      EXPECT_NEAR(d[i], expected[i], tolerance)
+          << kernel << " M=" << c.M << " N=" << c.N << " K=" << c.K << " at ("
+          << i / c.N << ", " << i % c.N << ")";
+    }
+  }
+}
+
+// float16 (half in and out, float accumulation) with M = 64, N = 96, K =
+// 40: nn with 64/64/16/1/2 (align_M only) and nt (B transposed) with
+// 64/32/32/2/2 (align_M and align_N). The inputs are multiples of 1/8 in
+// [-2, 2], exact in half (the test checks that the half bits decode to
+// them), so every product is a multiple of 1/64 of magnitude <= 4 and
+// every partial sum a multiple of 1/64 below 40 * 4 = 160: exact in float
+// whatever the order. The one rounding is the float -> half store (round
+// to nearest): |out - exact| <= 2^-11 |exact|, and exact when the sum fits
+// in 11 significant bits.
+TEST(MlxKernels, SteelGemmFloat16) {
+  REQUIRE_MLX();
+  for (const SteelGemmCase& c : {SteelGemmCase{64, 96, 40, false, false},
+                                 SteelGemmCase{64, 96, 40, false, true}}) {
+    auto halves = [](size_t n, int mul, int add) {
+      std::vector<uint16_t> bits(n);
+      std::vector<double> values(n);
+      for (size_t i = 0; i < n; ++i) {
+        values[i] =
+            static_cast<double>(static_cast<int>((i * mul + add) % 33) - 16) /
+            8;
+        bits[i] = isa::FloatToHalfBits(static_cast<float>(values[i]));
+      }
+      return std::make_pair(bits, values);
+    };
+    const auto [a, a_values] = halves(size_t(c.M) * c.K, 7, 3);
+    const auto [b, b_values] = halves(size_t(c.K) * c.N, 11, 5);
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(isa::HalfBitsToFloat(a[i]), a_values[i]) << i;
+    }
+    for (size_t i = 0; i < b.size(); ++i) {
+      ASSERT_EQ(isa::HalfBitsToFloat(b[i]), b_values[i]) << i;
+    }
+    // -7 in half: the sentinel an unwritten element keeps.
+    std::vector<uint16_t> d(size_t(c.M) * c.N, 0xc700);
+    std::string kernel;
+    ASSERT_TRUE(RunSteelGemm(c, a, b, d, kernel)) << kernel;
+    const std::vector<double> expected =
+        ReferenceGemm(c, a_values, b_values, nullptr);
+    int bad = 0;
+    for (size_t i = 0; i < d.size() && bad < 10; ++i) {
+      const double out = isa::HalfBitsToFloat(d[i]);
+      const double tolerance = std::ldexp(std::fabs(expected[i]), -11);
+      if (std::fabs(out - expected[i]) > tolerance) ++bad;
+      EXPECT_NEAR(out, expected[i], tolerance)
+          << kernel << " M=" << c.M << " N=" << c.N << " K=" << c.K << " at ("
+          << i / c.N << ", " << i % c.N << ")";
+    }
   }
 }
 
