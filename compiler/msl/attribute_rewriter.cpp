@@ -612,6 +612,35 @@ bool ParseAttributeList(std::string_view body, std::vector<Attribute>& out) {
   }
 }
 
+// Where the operand of a conditional that starts at `start` ends: the
+// middle operand at the `:` that matches its `?` (npos if none), the last
+// where the expression does (a `,`, `;` or closing bracket at its depth, or
+// the `:` of an enclosing conditional).
+size_t ConditionalOperandEnd(std::string_view s, size_t start, bool middle) {
+  int depth = 0, pending = 0;
+  for (size_t k = start; k < s.size(); ++k) {
+    const size_t skipped = SkipCommentOrLiteral(s, k);
+    if (skipped != k) {
+      k = skipped - 1;
+      continue;
+    }
+    const char c = s[k];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if ((c == ')' || c == ']' || c == '}') && depth-- == 0) {
+      return middle ? npos : k;
+    }
+    if (depth != 0) continue;
+    if (c == ';' || (c == ',' && !middle)) return middle ? npos : k;
+    if (c == '?') ++pending;
+    if (c == ':' && k + 1 < s.size() && s[k + 1] == ':') {
+      ++k;  // a qualified name
+      continue;
+    }
+    if (c == ':' && pending-- == 0) return k;
+  }
+  return middle ? npos : s.size();
+}
+
 // The second and third operands of the conditional whose `?` is at `q`, as
 // [start, end) pairs, or nullopt when they cannot be told.
 std::optional<std::array<std::pair<size_t, size_t>, 2>> ConditionalOperands(
@@ -628,69 +657,11 @@ std::optional<std::array<std::pair<size_t, size_t>, 2>> ConditionalOperands(
     return std::make_pair(start, end);
   };
   if (q >= s.size() || s[q] != '?') return std::nullopt;
-  // The middle operand ends at the `:` that matches this `?`.
   const size_t middle = skip_space(q + 1);
-  int depth = 0, pending = 0;
-  size_t colon = npos;
-  for (size_t k = middle; k < s.size(); ++k) {
-    const size_t skipped = SkipCommentOrLiteral(s, k);
-    if (skipped != k) {
-      k = skipped - 1;
-      continue;
-    }
-    const char c = s[k];
-    if (c == '(' || c == '[' || c == '{') ++depth;
-    if (c == ')' || c == ']' || c == '}') {
-      if (--depth < 0) return std::nullopt;
-    }
-    if (depth != 0) continue;
-    if (c == ';') return std::nullopt;
-    if (c == '?') ++pending;
-    if (c == ':' && k + 1 < s.size() && s[k + 1] == ':') {
-      ++k;  // a qualified name
-      continue;
-    }
-    if (c == ':' && pending-- == 0) {
-      colon = k;
-      break;
-    }
-  }
+  const size_t colon = ConditionalOperandEnd(s, middle, /*middle=*/true);
   if (colon == npos) return std::nullopt;
-  // The last operand ends where the expression does: a `,`, `;` or a
-  // closing bracket at its depth, or the `:` of an enclosing conditional.
   const size_t last = skip_space(colon + 1);
-  depth = 0;
-  pending = 0;
-  size_t end = s.size();
-  for (size_t k = last; k < s.size(); ++k) {
-    const size_t skipped = SkipCommentOrLiteral(s, k);
-    if (skipped != k) {
-      k = skipped - 1;
-      continue;
-    }
-    const char c = s[k];
-    if (c == '(' || c == '[' || c == '{') ++depth;
-    if (c == ')' || c == ']' || c == '}') {
-      if (depth-- == 0) {
-        end = k;
-        break;
-      }
-    }
-    if (depth != 0) continue;
-    if (c == ',' || c == ';') {
-      end = k;
-      break;
-    }
-    if (c == '?') ++pending;
-    if (c == ':' && k + 1 < s.size() && s[k + 1] == ':') {
-      ++k;
-      continue;
-    }
-    if (c == ':' && pending-- == 0) {
-      end = k;
-      break;
-    }
-  }
+  const size_t end = ConditionalOperandEnd(s, last, /*middle=*/false);
   return std::array<std::pair<size_t, size_t>, 2>{trim(middle, colon),
                                                   trim(last, end)};
 }

@@ -194,5 +194,24 @@ kernel void k(device float4* v [[buffer(0)]], device atomic_uint* n [[buffer(1)]
   }
 }
 
+// The operands of a conditional the front end names are wrapped whole:
+// nested conditionals, calls with commas, brackets, qualified names; the
+// condition and what follows the expression stay as they were.
+TEST(AttributeRewriter, WrapsTheOperandsOfNamedConditionals) {
+  const std::string source =
+      "x = c ? a[i] : f(b, c2 ? d : e), y = 1;\n"
+      "z = p ? q ? metal::r : s : t;\n";
+  const size_t first = source.find('?');
+  const size_t second = source.find("? q");
+  const RewrittenSource r = RewriteMetalAttributes(source, {first, second});
+  EXPECT_EQ(r.text,
+            "x = c ? __mtl_rvalue(a[i]) : __mtl_rvalue(f(b, c2 ? d : e)), "
+            "y = 1;\n"
+            "z = p ? __mtl_rvalue(q ? metal::r : s) : __mtl_rvalue(t);\n");
+  // Offsets after an insertion still map back to the source.
+  const size_t t = r.text.rfind("t)");
+  EXPECT_EQ(source[r.OriginalOffset(t)], 't');
+}
+
 }  // namespace
 }  // namespace mtlemu::msl
