@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <span>
 
@@ -157,6 +158,13 @@ int CompileCommand(const CompileCommandOptions& options) {
     return Fail(s.error().message);
   }
   if (api::IsTritonFile(options.file)) return CompileTritonCommand(options);
+  if (const std::string ext =
+          std::filesystem::path(options.file).extension().string();
+      ext != ".metal") {
+    return Fail(options.file + ": 'compile' takes Metal Shading Language " +
+                "(.metal) or a Triton kernel (.py, .ttir, .mlir), not '" + ext +
+                "' (ISA text is checked with 'mtlemu asm')");
+  }
   Result<std::string> text = ReadTextFile(options.file);
   if (!text.ok()) return Fail(text.error().message);
   Result<msl::CompileOptions> made =

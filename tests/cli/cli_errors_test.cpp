@@ -144,6 +144,12 @@ TEST_F(CliErrorsTest, UnsupportedFileType) {
                  "unsupported kernel file type '.txt'");
 }
 
+TEST_F(CliErrorsTest, CompileTakesMetalOrTritonFiles) {
+  ExpectBadInput({"compile", Example("vector_add.s")},
+                 "'compile' takes Metal Shading Language (.metal) or a "
+                 "Triton kernel");
+}
+
 // --- run's arguments ---------------------------------------------------------
 
 TEST_F(CliErrorsTest, UnknownChipListsTheKnownOnes) {
@@ -198,12 +204,12 @@ INSTANTIATE_TEST_SUITE_P(
         std::pair<std::string, std::string>{"0=float[4", "missing ']'"}));
 
 TEST_F(CliErrorsTest, SameIndexGivenTwice) {
-  ExpectBadInput(VectorAddRun({"--buffer", "0=float[4]:iota", "--bytes",
-                               "3=uint:5"}),
-                 "--bytes '3=uint:5': buffer index 3 is already given");
-  ExpectBadInput(VectorAddRun({"--buffer", "0=float[4]:iota", "--bytes",
-                               "2=float:1"}),
-                 "--bytes '2=float:1': buffer index 2 is already given");
+  ExpectBadInput(
+      VectorAddRun({"--buffer", "0=float[4]:iota", "--bytes", "3=uint:5"}),
+      "--bytes '3=uint:5': buffer index 3 is already given");
+  ExpectBadInput(
+      VectorAddRun({"--buffer", "0=float[4]:iota", "--bytes", "2=float:1"}),
+      "--bytes '2=float:1': buffer index 2 is already given");
 }
 
 TEST_F(CliErrorsTest, MissingNpyFile) {
