@@ -15,8 +15,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -1427,6 +1429,224 @@ TEST(MlxKernels, SteelGemmFloat16) {
       EXPECT_NEAR(out, expected[i], tolerance)
           << kernel << " M=" << c.M << " N=" << c.N << " K=" << c.K << " at ("
           << i / c.N << ", " << i % c.N << ")";
+    }
+  }
+}
+
+// sort.metal: Sort::eval_gpu and ArgSort::eval_gpu (sort.cpp) go through
+// gpu_merge_sort: tn 4 and bn the power of two from 32 to 512 that fits
+// ceil(n / 4) (256 at most for 8-byte types); a row that fits bn * tn
+// takes single_block_sort. Rows of a row-contiguous 2-D array give the
+// contiguous kernel, "c_block_sort_{in}_{out}_bn_tn" (sort) or
+// "carg_block_sort_{in}_uint32_bn_tn" (argsort): in 0, out 1, the sorted
+// axis' size 2, its input and output strides 3, 4 (1), the row strides 5,
+// 6 (the smallest stride of the other axes: n); threadgroups (1, rows, 1)
+// of (bn, 1, 1).
+int SortBlockThreads(int n) {
+  const int potential_bn = (n + 3) / 4;
+  if (potential_bn > 256) return 512;
+  if (potential_bn > 128) return 256;
+  if (potential_bn > 64) return 128;
+  if (potential_bn > 32) return 64;
+  return 32;
+}
+
+// LessThan (sort.h): NaN sorts after every number. Both the thread sort
+// (odd-even transposition, swapping only when the later element is less)
+// and the merges (the partition and merge_step take B's element only when
+// it is less than A's) keep equal elements in their order, and the
+// padding past the row (NaN) comes after the row's own NaNs: the merge
+// sort is stable, so std::stable_sort with the same order is the
+// reference for both outputs. Rows of 300 (bn 128) and 1000 (bn 256)
+// elements; the values repeat (ties), 0.0 and -0.0 tie (told apart by
+// their bits in the sorted values), and the last row has NaNs.
+TEST(MlxKernels, SortAndArgsort) {
+  REQUIRE_MLX();
+  const auto less = [](float a, float b) {
+    const bool an = std::isnan(a), bn = std::isnan(b);
+    if (an || bn) return !an && bn;
+    return a < b;
+  };
+  const auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof(u));
+    return u;
+  };
+  for (const int n : {300, 1000}) {
+    const int rows = 3, bn = SortBlockThreads(n);
+    ASSERT_LE(n, bn * 4);
+    std::vector<float> in(size_t(rows) * n);
+    for (int i = 0; i < rows * n; ++i) {
+      const int v = (i * 37 + i / 7) % 23 - 11;
+      in[i] = v == 0 ? (i % 2 ? -0.0f : 0.0f) : 0.5f * static_cast<float>(v);
+    }
+    for (int i = 0; i < n; i += 97) in[(rows - 1) * n + i] = NAN;
+    const std::string size = "_bn" + std::to_string(bn) + "_tn4";
+    for (const bool arg : {false, true}) {
+      const std::string kernel = arg ? "carg_block_sort_float32_uint32" + size
+                                     : "c_block_sort_float32_float32" + size;
+      KernelHarness h = MlxKernel("sort.metal", kernel);
+      h.SetBuffer(0, in);
+      if (arg) {
+        h.SetBuffer(1, std::vector<uint32_t>(in.size(), 0xffffffffu));
+      } else {
+        h.SetBuffer(1, std::vector<float>(in.size(), -7.0f));
+      }
+      h.SetBytes(2, int32_t{n});
+      h.SetBytes(3, int32_t{1});
+      h.SetBytes(4, int32_t{1});
+      h.SetBytes(5, int32_t{n});
+      h.SetBytes(6, int32_t{n});
+      ASSERT_TRUE(RunsGroups(h, {1, static_cast<uint64_t>(rows), 1},
+                             {static_cast<uint64_t>(bn), 1, 1}))
+          << kernel;
+      const std::vector<uint32_t> out_idx =
+          arg ? h.Read<uint32_t>(1) : std::vector<uint32_t>();
+      const std::vector<float> out_val =
+          arg ? std::vector<float>() : h.Read<float>(1);
+      for (int r = 0; r < rows; ++r) {
+        const float* row = in.data() + size_t(r) * n;
+        std::vector<uint32_t> order(n);
+        std::iota(order.begin(), order.end(), 0u);
+        std::stable_sort(
+            order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return less(row[a], row[b]); });
+        int bad = 0;
+        for (int i = 0; i < n && bad < 10; ++i) {
+          if (arg) {
+            const uint32_t got = out_idx[size_t(r) * n + i];
+            if (got != order[i]) ++bad;
+            EXPECT_EQ(got, order[i]) << kernel << " row " << r << " at " << i;
+          } else {
+            const float got = out_val[size_t(r) * n + i];
+            if (bits(got) != bits(row[order[i]])) ++bad;
+            EXPECT_EQ(bits(got), bits(row[order[i]]))
+                << kernel << " row " << r << " at " << i << ": " << got
+                << " for " << row[order[i]];
+          }
+        }
+      }
+    }
+  }
+}
+
+// quantized.metal, affine mode: QuantizedMatmul::eval_gpu (quantized.cpp)
+// with transposed weights (w is N x K, y = W x) and one vector (M = 1)
+// goes through dispatch_qmv: not qmv_quad (K is neither 64 nor 128), not
+// qmv_wide (M < 2), so qmv, the fast kernel when N % 8 == 0 and K % 512
+// == 0 (qmv_fast_k_alignment for 4 bits: 8 * 2 * 32):
+// "affine_qmv{_fast}_float_gs_64_b_4_batch_0". w 0, scales 1, biases 2, x
+// 3, y 4, K 5, N 6; nothing from 7 (not batched); threadgroups (M,
+// ceil(N / 8), 1) of (32, 2, 1).
+
+// MLX's affine quantization (affine_quantize in quantized.h), for 4 bits:
+// per group of group_size values along a row, w_min and w_max (w_max
+// starts at 0), scale = max((w_max - w_min) / 15, 1e-7), signed and
+// snapped so that the edge of larger magnitude is q0 * scale exactly with
+// bias = that edge (or bias 0 when q0 rounds to 0); q = min(round((w -
+// bias) / scale), 15), in float. Each uint32 holds 8 values, value i in
+// bits 4i..4i+3; scales and biases are N x (K / group_size).
+struct AffineQuantized4 {
+  std::vector<uint32_t> w;
+  std::vector<float> scales, biases;
+  std::vector<double> dequantized;  // scale * q + bias, N x K
+};
+
+AffineQuantized4 AffineQuantize4(const std::vector<float>& w, int n, int k,
+                                 int group_size) {
+  AffineQuantized4 out;
+  out.w.assign(size_t(n) * k / 8, 0);
+  out.dequantized.assign(size_t(n) * k, 0);
+  const float n_bins = 15.0f, eps = 1e-7f;
+  for (int r = 0; r < n; ++r) {
+    for (int g = 0; g < k / group_size; ++g) {
+      const float* v = w.data() + size_t(r) * k + size_t(g) * group_size;
+      float w_min = std::numeric_limits<float>::max(), w_max = 0;
+      for (int i = 0; i < group_size; ++i) {
+        w_min = std::min(w_min, v[i]);
+        w_max = std::max(w_max, v[i]);
+      }
+      float scale = std::max((w_max - w_min) / n_bins, eps);
+      const bool side = std::fabs(w_min) > std::fabs(w_max);
+      scale = side ? scale : -scale;
+      const float edge = side ? w_min : w_max;
+      const float q0 = std::round(edge / scale);
+      const bool at_zero = q0 == 0.0f;
+      scale = at_zero ? scale : edge / q0;
+      const float bias = at_zero ? 0 : edge;
+      out.scales.push_back(scale);
+      out.biases.push_back(bias);
+      for (int i = 0; i < group_size; ++i) {
+        // MLX converts min(round(.), 15) to uint8 as is; the clamp at 0
+        // only keeps a -0.4 from being undefined in C++.
+        const uint32_t q = static_cast<uint32_t>(
+            std::clamp(std::round((v[i] - bias) / scale), 0.0f, n_bins));
+        const size_t at = size_t(r) * k + size_t(g) * group_size + i;
+        out.w[at / 8] |= q << (4 * (at % 8));
+        out.dequantized[at] = double(scale) * q + bias;
+      }
+    }
+  }
+  return out;
+}
+
+// Cases: N 48, K 1024 (qmv_fast); N 21, K 320 (qmv, the last tile of 8
+// rows moved back, K past the last 256-value block handled by the "safe"
+// loads); N 5, K 192 (qmv with fewer rows than one tile). Tolerance: the
+// kernel sums in float (per lane, then simd_sum); K * 2^-23 times the sum
+// of |scale q x| + |bias x| bounds it.
+TEST(MlxKernels, AffineQuantizedMatVec) {
+  REQUIRE_MLX();
+  const int group_size = 64;
+  struct Case {
+    int N, K;
+  };
+  for (const Case& c : {Case{48, 1024}, Case{21, 320}, Case{5, 192}}) {
+    std::vector<float> w(size_t(c.N) * c.K), x(c.K);
+    for (size_t i = 0; i < w.size(); ++i) {
+      w[i] = std::sin(0.37f * static_cast<float>(i)) * (1.0f + (i / 64) % 3) +
+             0.1f * static_cast<float>((i / 64) % 5) - 0.2f;
+    }
+    for (int i = 0; i < c.K; ++i) {
+      x[i] = std::cos(0.23f * static_cast<float>(i) + 0.5f);
+    }
+    const AffineQuantized4 q = AffineQuantize4(w, c.N, c.K, group_size);
+    // Rounding q0 can shrink |scale| by up to 1/16 (|q0| >= 7.5 - 0.5), so
+    // the far edge may land at q = 16 and clamp to 15: MLX's own
+    // quantization is off by up to one step there, half a step elsewhere.
+    for (size_t i = 0; i < w.size(); ++i) {
+      const double scale = q.scales[i / group_size];
+      ASSERT_LE(std::fabs(q.dequantized[i] - w[i]),
+                std::fabs(scale) * (1 + 1e-5) + 1e-6)
+          << "quantization at " << i;
+    }
+    const bool fast = c.N % 8 == 0 && c.K % 512 == 0;
+    const std::string kernel = std::string("affine_qmv") +
+                               (fast ? "_fast" : "") + "_float_gs_64_b_4" +
+                               "_batch_0";
+    KernelHarness h = MlxKernel("quantized.metal", kernel);
+    h.SetBuffer(0, q.w);
+    h.SetBuffer(1, q.scales);
+    h.SetBuffer(2, q.biases);
+    h.SetBuffer(3, x);
+    h.SetBuffer(4, std::vector<float>(c.N, -7.0f));
+    h.SetBytes(5, int32_t{c.K});
+    h.SetBytes(6, int32_t{c.N});
+    ASSERT_TRUE(
+        RunsGroups(h, {1, static_cast<uint64_t>((c.N + 7) / 8), 1}, {32, 2, 1}))
+        << kernel;
+    const std::vector<float> y = h.Read<float>(4);
+    for (int r = 0; r < c.N; ++r) {
+      double expected = 0, abs = 0;
+      for (int j = 0; j < c.K; ++j) {
+        const size_t at = size_t(r) * c.K + j;
+        const double bias = q.biases[at / group_size];
+        expected += q.dequantized[at] * x[j];
+        abs += std::fabs((q.dequantized[at] - bias) * x[j]) +
+               std::fabs(bias * x[j]);
+      }
+      EXPECT_NEAR(y[r], expected, c.K * std::ldexp(abs, -23))
+          << kernel << " N=" << c.N << " K=" << c.K << " row " << r;
     }
   }
 }
