@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "common/result.h"
@@ -41,6 +42,20 @@ double BestOf(int runs, F&& f) {
     best = std::min(best, Seconds(start));
   }
   return best;
+}
+
+// The MLX snapshot a benchmark reads (github.com/ml-explore/mlx): argv[1],
+// else $MTLEMU_MLX_DIR; empty, after printing `usage`, when neither is set.
+inline std::string MlxDir(int argc, char** argv, const char* usage) {
+  const char* env = std::getenv("MTLEMU_MLX_DIR");
+  std::string root = argc > 1 ? argv[1] : env != nullptr ? env : "";
+  if (root.empty()) {
+    std::fprintf(stderr,
+                 "usage: %s (or set MTLEMU_MLX_DIR): a snapshot of "
+                 "github.com/ml-explore/mlx\n",
+                 usage);
+  }
+  return root;
 }
 
 }  // namespace mtlemu::bench

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.h"
 #include "compiler/msl_compiler.h"
 
 namespace {
@@ -45,14 +46,9 @@ std::string FirstLine(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* env = std::getenv("MTLEMU_MLX_DIR");
-  const std::string root = argc > 1 ? argv[1] : env != nullptr ? env : "";
-  if (root.empty()) {
-    std::fprintf(stderr,
-                 "usage: mtlemu_mlx_compile_bench MLX_DIR (or set "
-                 "MTLEMU_MLX_DIR): a snapshot of github.com/ml-explore/mlx\n");
-    return 2;
-  }
+  const std::string root =
+      mtlemu::bench::MlxDir(argc, argv, "mtlemu_mlx_compile_bench MLX_DIR");
+  if (root.empty()) return 2;
   const std::filesystem::path kernels =
       std::filesystem::path(root) / "mlx/backend/metal/kernels";
 

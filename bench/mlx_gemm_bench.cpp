@@ -55,14 +55,9 @@ const char* Flag(bool b) { return b ? "true" : "false"; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* env = std::getenv("MTLEMU_MLX_DIR");
-  const std::string root = argc > 1 ? argv[1] : env != nullptr ? env : "";
-  if (root.empty()) {
-    std::fprintf(stderr,
-                 "usage: mtlemu_mlx_gemm_bench MLX_DIR [SIZE] (or set "
-                 "MTLEMU_MLX_DIR): a snapshot of github.com/ml-explore/mlx\n");
-    return 2;
-  }
+  const std::string root =
+      mtlemu::bench::MlxDir(argc, argv, "mtlemu_mlx_gemm_bench MLX_DIR [SIZE]");
+  if (root.empty()) return 2;
   const int n = argc > 2 ? std::atoi(argv[2]) : 1024;
   const int M = n, N = n, K = n;
   const std::filesystem::path path =
