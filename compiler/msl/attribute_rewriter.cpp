@@ -46,6 +46,24 @@ size_t SkipCommentOrLiteral(std::string_view s, size_t i) {
   return i;
 }
 
+// The offset of the bracket that closes the `(`, `[` or `{` at `open`
+// (brackets of all three kinds nest; comments and literals are skipped), or
+// npos when the text ends first.
+size_t MatchingClose(std::string_view s, size_t open) {
+  int depth = 0;
+  for (size_t k = open; k < s.size(); ++k) {
+    const size_t skipped = SkipCommentOrLiteral(s, k);
+    if (skipped != k) {
+      k = skipped - 1;
+      continue;
+    }
+    const char c = s[k];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if ((c == ')' || c == ']' || c == '}') && --depth == 0) return k;
+  }
+  return std::string_view::npos;
+}
+
 // Function-pointer template parameters, `template <float (*F)(float)>`: in
 // C++ for OpenCL the pointee of a pointer written that way is in the generic
 // address space, so `&f` needs a conversion and is no constant expression
@@ -96,12 +114,7 @@ std::vector<FunctionPointerParameter> FunctionPointerParameters(
         if (name_end > name_start && q < k && s[q] == ')') {
           q = skip_space(q + 1);
           if (q < k && s[q] == '(') {
-            int depth = 0;
-            size_t r = q;
-            for (; r < k; ++r) {
-              if (s[r] == '(') ++depth;
-              if (s[r] == ')' && --depth == 0) break;
-            }
+            const size_t r = MatchingClose(s, q);
             if (r < k) {
               out.push_back(
                   {skip_space(param_start), r + 1,
@@ -190,17 +203,7 @@ std::vector<ClassBody> ClassBodies(std::string_view s) {
       }
     }
     if (k >= s.size() || s[k] != '{') continue;
-    int depth = 0;
-    size_t close = k;
-    for (; close < s.size(); ++close) {
-      const size_t after = SkipCommentOrLiteral(s, close);
-      if (after != close) {
-        close = after - 1;
-        continue;
-      }
-      if (s[close] == '{') ++depth;
-      if (s[close] == '}' && --depth == 0) break;
-    }
+    const size_t close = std::min(MatchingClose(s, k), s.size());
     // The name: the last identifier of the head before any base list or
     // template arguments (`struct complex_t`, `struct BlockMMA<T, ...>`,
     // `struct alignas(8) S : Base`).
@@ -401,19 +404,15 @@ std::optional<std::pair<size_t, size_t>> ThreadgroupInitializer(
     if (brace >= s.size() || s[brace] != '{') return std::nullopt;
     size_t start = k;
     while (start > 0 && s[start - 1] == ' ') --start;
-    int depth = 0;
-    for (size_t e = k + 1; e < s.size(); ++e) {
-      const size_t skipped = SkipCommentOrLiteral(s, e);
-      if (skipped != e) {
-        e = skipped - 1;
-        continue;
-      }
-      if (s[e] == '{' || s[e] == '(' || s[e] == '[') ++depth;
-      if (s[e] == '}' || s[e] == ')' || s[e] == ']') --depth;
-      if (depth == 0 && s[e] == ';') return std::make_pair(start, e);
-      if (depth < 0) return std::nullopt;
+    const size_t close = MatchingClose(s, brace);
+    if (close == std::string_view::npos) return std::nullopt;
+    size_t semicolon = close + 1;
+    while (semicolon < s.size() &&
+           std::isspace(static_cast<unsigned char>(s[semicolon]))) {
+      ++semicolon;
     }
-    return std::nullopt;
+    if (semicolon >= s.size() || s[semicolon] != ';') return std::nullopt;
+    return std::make_pair(start, semicolon);
   }
   return std::nullopt;
 }
@@ -589,17 +588,8 @@ bool ParseAttributeList(std::string_view body, std::vector<Attribute>& out) {
     skip_space();
     if (i < body.size() && body[i] == ':') return false;  // namespaced
     if (i < body.size() && body[i] == '(') {
-      int depth = 0;
       const size_t open = i;
-      for (; i < body.size(); ++i) {
-        const size_t skipped = SkipCommentOrLiteral(body, i);
-        if (skipped != i) {
-          i = skipped - 1;
-          continue;
-        }
-        if (body[i] == '(') ++depth;
-        if (body[i] == ')' && --depth == 0) break;
-      }
+      i = MatchingClose(body, open);
       if (i >= body.size()) return false;
       a.arguments = std::string(body.substr(open + 1, i - open - 1));
       ++i;

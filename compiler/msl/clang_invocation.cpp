@@ -1,5 +1,8 @@
 #include "compiler/msl/clang_invocation.h"
 
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
 #include <llvm/Support/MemoryBuffer.h>
 
 #include "compiler/msl/shim_files.h"
@@ -39,6 +42,24 @@ std::vector<std::string> ArgumentsWithMacros(const CompileOptions& options) {
     args.push_back("-D" + name + (value.empty() ? "" : "=" + value));
   }
   return args;
+}
+
+bool PrepareCompiler(clang::CompilerInstance& ci,
+                     clang::DiagnosticConsumer& diagnostics,
+                     const std::vector<std::string>& args,
+                     llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files) {
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  ci.createDiagnostics(&diagnostics, /*ShouldOwnClient=*/false);
+  auto invocation = std::make_shared<clang::CompilerInvocation>();
+  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, argv,
+                                                 ci.getDiagnostics())) {
+    return false;
+  }
+  invocation->getDiagnosticOpts().ShowCarets = false;
+  ci.setInvocation(std::move(invocation));
+  ci.createFileManager(std::move(files));
+  return true;
 }
 
 llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> OverRealFileSystem(

@@ -13,6 +13,11 @@
 
 #include "compiler/msl/frontend.h"
 
+namespace clang {
+class CompilerInstance;
+class DiagnosticConsumer;
+}  // namespace clang
+
 namespace mtlemu::msl {
 
 // Where the shims live in the in-memory file system.
@@ -26,6 +31,16 @@ std::vector<std::string> BaseArguments(bool fast_math);
 
 // BaseArguments for these options and their -D macros.
 std::vector<std::string> ArgumentsWithMacros(const CompileOptions& options);
+
+// Sets `ci` up to run the cc1 arguments `args`: diagnostics go to
+// `diagnostics` (without clang's carets: the front end's collector quotes
+// the source itself, and clang prints no "N errors generated"), files come
+// from `files`. False when clang refuses the arguments (it has said why to
+// `diagnostics`).
+bool PrepareCompiler(clang::CompilerInstance& ci,
+                     clang::DiagnosticConsumer& diagnostics,
+                     const std::vector<std::string>& args,
+                     llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> files);
 
 // `memory` over the real file system (for the files it does not hold).
 llvm::IntrusiveRefCntPtr<llvm::vfs::OverlayFileSystem> OverRealFileSystem(

@@ -5,11 +5,9 @@
 #include <clang/AST/Attr.h>
 #include <clang/AST/Mangle.h>
 #include <clang/AST/RecursiveASTVisitor.h>
-#include <clang/Basic/DiagnosticOptions.h>
 #include <clang/Basic/DiagnosticSema.h>
 #include <clang/CodeGen/CodeGenAction.h>
 #include <clang/Frontend/CompilerInstance.h>
-#include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/MultiplexConsumer.h>
 #include <clang/Sema/SemaConsumer.h>
 #include <llvm/IR/Attributes.h>
@@ -478,8 +476,6 @@ FrontendResult CompileOnce(const PreprocessedSource& preprocessed,
     args.insert(args.end(), {"-include", kShimPchHeader});
   }
   args.push_back(path);
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
 
   const PositionMapper mapper =
       [&](const clang::SourceManager& sm,
@@ -505,21 +501,13 @@ FrontendResult CompileOnce(const PreprocessedSource& preprocessed,
     }
   });
   clang::CompilerInstance ci;
-  ci.createDiagnostics(&collector, /*ShouldOwnClient=*/false);
-  auto invocation = std::make_shared<clang::CompilerInvocation>();
-  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, argv,
-                                                 ci.getDiagnostics())) {
+  if (!PrepareCompiler(ci, collector, args, overlay)) {
     if (result.errors.empty()) {
       result.errors.push_back({preprocessed.files[0].name, 0, 0,
                                "internal error: bad compiler arguments"});
     }
     return result;
   }
-  // Our collector prints the source lines; this also keeps clang from
-  // printing "N errors generated" on stderr.
-  invocation->getDiagnosticOpts().ShowCarets = false;
-  ci.setInvocation(std::move(invocation));
-  ci.createFileManager(overlay);
   CompileAction action(result.context.get(), result);
   if (ci.ExecuteAction(action) && result.errors.empty()) {
     result.module = action.takeModule();

@@ -1,8 +1,6 @@
 #include "compiler/msl/precompiled_shims.h"
 
-#include <clang/Basic/DiagnosticOptions.h>
 #include <clang/Frontend/CompilerInstance.h>
-#include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendActions.h>
 #include <clang/Frontend/TextDiagnosticBuffer.h>
 #include <llvm/Support/VirtualFileSystem.h>
@@ -31,22 +29,12 @@ Status WriteShimPch(bool fast_math, const std::string& path) {
     args.insert(args.end(), {"-include", kShimPrelude});
   }
   args.insert(args.end(), {"-emit-pch", "-o", path, kShimPchHeader});
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-
-  auto overlay = llvm::makeIntrusiveRefCnt<llvm::vfs::OverlayFileSystem>(
-      llvm::vfs::getRealFileSystem());
-  overlay->pushOverlay(ShimFileSystem());
   clang::TextDiagnosticBuffer diagnostics;
   clang::CompilerInstance ci;
-  ci.createDiagnostics(&diagnostics, /*ShouldOwnClient=*/false);
-  auto invocation = std::make_shared<clang::CompilerInvocation>();
-  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, argv,
-                                                 ci.getDiagnostics())) {
+  if (!PrepareCompiler(ci, diagnostics, args,
+                       OverRealFileSystem(ShimFileSystem()))) {
     return Error{"make_shim_pch: bad compiler arguments"};
   }
-  ci.setInvocation(std::move(invocation));
-  ci.createFileManager(overlay);
   clang::GeneratePCHAction action;
   if (!ci.ExecuteAction(action) || diagnostics.getNumErrors() > 0) {
     std::string message = "the shims do not precompile:";

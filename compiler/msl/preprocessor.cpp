@@ -1,9 +1,7 @@
 #include "compiler/msl/preprocessor.h"
 
-#include <clang/Basic/DiagnosticOptions.h>
 #include <clang/Basic/SourceManager.h>
 #include <clang/Frontend/CompilerInstance.h>
-#include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
 #include <clang/Lex/PPCallbacks.h>
 #include <clang/Lex/Pragma.h>
@@ -314,8 +312,6 @@ PreprocessedSource Preprocess(std::string_view source, std::string_view file,
     args.insert(args.end(), {"-I", dir});
   }
   args.push_back(out.main_path);
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
 
   const PositionMapper mapper =
       [&](const clang::SourceManager& sm,
@@ -339,19 +335,13 @@ PreprocessedSource Preprocess(std::string_view source, std::string_view file,
   };
   DiagnosticCollector collector(mapper, out.errors, out.warnings);
   clang::CompilerInstance ci;
-  ci.createDiagnostics(&collector, /*ShouldOwnClient=*/false);
-  auto invocation = std::make_shared<clang::CompilerInvocation>();
-  if (!clang::CompilerInvocation::CreateFromArgs(*invocation, argv,
-                                                 ci.getDiagnostics())) {
+  if (!PrepareCompiler(ci, collector, args, overlay)) {
     if (out.errors.empty()) {
       out.errors.push_back(
           {std::string(file), 0, 0, "internal error: bad compiler arguments"});
     }
     return out;
   }
-  invocation->getDiagnosticOpts().ShowCarets = false;
-  ci.setInvocation(std::move(invocation));
-  ci.createFileManager(overlay);
   PreprocessAction action(out);
   ci.ExecuteAction(action);
   return out;
