@@ -18,6 +18,7 @@ namespace mtlemu {
 namespace {
 
 using ::mtlemu::testing::KernelHarness;
+using ::mtlemu::testing::RanOk;
 using ::testing::AssertionFailure;
 using ::testing::AssertionResult;
 using ::testing::AssertionSuccess;
@@ -32,13 +33,6 @@ AssertionResult FailsWith(const Status& s,
              << "'" << part << "' not in: " << s.error().message;
     }
   }
-  return AssertionSuccess();
-}
-
-// Checks that a dispatch succeeded and ran without a fault.
-AssertionResult RanOk(const KernelHarness& h, const Status& s) {
-  if (!s.ok()) return AssertionFailure() << s.error().message;
-  if (h.error() != nullptr) return AssertionFailure() << h.error()->message;
   return AssertionSuccess();
 }
 

@@ -36,6 +36,7 @@ namespace {
 
 using testing::KernelHarness;
 using testing::Runs;
+using testing::RunsThreadgroups;
 
 std::optional<std::filesystem::path> MlxDir() {
   const char* env = std::getenv("MTLEMU_MLX_DIR");
@@ -73,12 +74,18 @@ msl::CompileOptions MlxOptions() {
   return options;
 }
 
-// One kernel of an MLX file, compiled as MLX's build does (-I the root).
-KernelHarness MlxKernel(const std::string& file, const std::string& kernel) {
+// One kernel of an MLX file, compiled as MLX's build does (-I the root),
+// with function constants as MLX's get_kernel(name, hash_name, func_consts)
+// specializes it: "NAME" or "INDEX" -> the value.
+KernelHarness MlxKernel(
+    const std::string& file, const std::string& kernel,
+    const std::vector<std::pair<std::string, std::string>>& constants = {}) {
   const std::filesystem::path path = KernelsDir() / file;
-  return KernelHarness(compiler::CompileMsl(ReadText(path), path.string(),
-                                            MlxOptions(), {kernel}),
-                       kernel);
+  msl::CompileOptions options = MlxOptions();
+  options.function_constants = constants;
+  return KernelHarness(
+      compiler::CompileMsl(ReadText(path), path.string(), options, {kernel}),
+      kernel);
 }
 
 // --- every file compiles
@@ -209,8 +216,8 @@ TEST(MlxKernels, UnaryStrided) {
   h.SetBuffer(1, std::vector<float>(rows * cols, 0.0f));
   const std::vector<int32_t> shape = {cols, rows};
   const std::vector<int64_t> strides = {1, cols};
-  h.SetBytesRaw(2, shape.data(), shape.size() * sizeof(int32_t));
-  h.SetBytesRaw(3, strides.data(), strides.size() * sizeof(int64_t));
+  h.SetVectorBytes(2, shape);
+  h.SetVectorBytes(3, strides);
   h.SetBuffer(4, std::vector<int32_t>{2});
   ASSERT_TRUE(
       Runs(h, {static_cast<uint32_t>(rows), static_cast<uint32_t>(cols), 1},
@@ -261,8 +268,8 @@ TEST(MlxKernels, BinaryContiguousScalarAndBroadcast) {
     h.SetBuffer(1, row);
     h.SetBuffer(2, std::vector<float>(rows * cols, 0.0f));
     const std::vector<int64_t> strides_a = {cols, 1}, strides_b = {0, 1};
-    h.SetBytesRaw(3, strides_a.data(), strides_a.size() * sizeof(int64_t));
-    h.SetBytesRaw(4, strides_b.data(), strides_b.size() * sizeof(int64_t));
+    h.SetVectorBytes(3, strides_a);
+    h.SetVectorBytes(4, strides_b);
     ASSERT_TRUE(
         Runs(h, {static_cast<uint32_t>(cols), static_cast<uint32_t>(rows), 1},
              {32, 16, 1}));
@@ -291,7 +298,7 @@ TEST(MlxKernels, CopyPermutedViewToHalf) {
   h.SetBuffer(1, std::vector<uint16_t>(in.size(), 0));
   // out[k][i][j] = in[i][j][k]: out shape (c, a, b), strides into in.
   const std::vector<int64_t> strides = {1, b * c, c};
-  h.SetBytesRaw(3, strides.data(), strides.size() * sizeof(int64_t));
+  h.SetVectorBytes(3, strides);
   ASSERT_TRUE(Runs(h,
                    {static_cast<uint32_t>(b), static_cast<uint32_t>(a),
                     static_cast<uint32_t>(c)},
@@ -374,33 +381,6 @@ TEST(MlxKernels, RmsNorm) {
 
 // --- more kernels with MLX's dispatch ----------------------------------------
 
-// One kernel compiled with function constants, as MLX's get_kernel(name,
-// hash_name, func_consts) specializes it: "NAME" or "INDEX" -> the value.
-KernelHarness MlxKernel(
-    const std::string& file, const std::string& kernel,
-    const std::vector<std::pair<std::string, std::string>>& constants) {
-  const std::filesystem::path path = KernelsDir() / file;
-  msl::CompileOptions options = MlxOptions();
-  options.function_constants = constants;
-  return KernelHarness(
-      compiler::CompileMsl(ReadText(path), path.string(), options, {kernel}),
-      kernel);
-}
-
-// Runs(), for MLX's dispatch_threadgroups.
-::testing::AssertionResult RunsGroups(KernelHarness& h, MTLSize groups,
-                                      MTLSize group) {
-  if (!h.status().ok()) {
-    return ::testing::AssertionFailure() << h.status().error().message;
-  }
-  const Status s = h.DispatchThreadgroups(groups, group);
-  if (!s.ok()) return ::testing::AssertionFailure() << s.error().message;
-  if (h.error() != nullptr) {
-    return ::testing::AssertionFailure() << h.error()->message;
-  }
-  return ::testing::AssertionSuccess();
-}
-
 // MLX's get_block_dims (utils.cpp): a threadgroup of up to 2^10 threads,
 // handing out one power of two at a time to dim0, dim1, dim2 in turn while
 // the dimension still has at least twice the threads it has been given.
@@ -477,9 +457,9 @@ TEST(MlxKernels, TernarySelectGeneralBroadcast) {
     h.SetBuffer(3, std::vector<float>(B * R * C, -1.0f));
     const std::vector<int64_t> sa = {C, 0, 1}, sb = {0, 1, R},
                                sc = {R * C, C, 1};
-    h.SetBytesRaw(4, sa.data(), sa.size() * sizeof(int64_t));
-    h.SetBytesRaw(5, sb.data(), sb.size() * sizeof(int64_t));
-    h.SetBytesRaw(6, sc.data(), sc.size() * sizeof(int64_t));
+    h.SetVectorBytes(4, sa);
+    h.SetVectorBytes(5, sb);
+    h.SetVectorBytes(6, sc);
     ASSERT_TRUE(Runs(h, {C, R, B}, BlockDims(C, R, B)));
     const std::vector<float> out = h.Read<float>(3);
     for (int z = 0; z < B; ++z) {
@@ -510,10 +490,10 @@ TEST(MlxKernels, TernarySelectGeneralBroadcast) {
     const std::vector<int64_t> sa = {4 * 37, 0, 37, 1},
                                sb = {3 * 4 * 37, 4 * 37, 37, 1},
                                sc = {0, 37, 0, 1};
-    h.SetBytesRaw(4, shape_v.data(), shape_v.size() * sizeof(int32_t));
-    h.SetBytesRaw(5, sa.data(), sa.size() * sizeof(int64_t));
-    h.SetBytesRaw(6, sb.data(), sb.size() * sizeof(int64_t));
-    h.SetBytesRaw(7, sc.data(), sc.size() * sizeof(int64_t));
+    h.SetVectorBytes(4, shape_v);
+    h.SetVectorBytes(5, sa);
+    h.SetVectorBytes(6, sb);
+    h.SetVectorBytes(7, sc);
     h.SetBytes(8, int32_t{4});
     const uint32_t dim0 = (37 + 1) / 2, dim1 = 4, rest = 2 * 3;
     ASSERT_TRUE(Runs(h, {dim0, dim1, rest}, BlockDims(dim0, dim1, rest)));
@@ -621,9 +601,9 @@ TEST(MlxKernels, ArgMaxArgMinLastAxis) {
     const std::vector<int32_t> shape = {B, R};
     const std::vector<int64_t> in_strides = {R * axis, axis},
                                out_strides = {R, 1};
-    h.SetBytesRaw(2, shape.data(), shape.size() * sizeof(int32_t));
-    h.SetBytesRaw(3, in_strides.data(), in_strides.size() * sizeof(int64_t));
-    h.SetBytesRaw(4, out_strides.data(), out_strides.size() * sizeof(int64_t));
+    h.SetVectorBytes(2, shape);
+    h.SetVectorBytes(3, in_strides);
+    h.SetVectorBytes(4, out_strides);
     h.SetBytes(5, uint64_t{2});
     h.SetBytes(6, int64_t{1});
     h.SetBytes(7, uint64_t{axis});
@@ -903,7 +883,7 @@ TEST(MlxKernels, SdpaVector) {
       h.SetBytes(14, int32_t{N});
       h.SetBytes(15, int32_t{qL * N});
     }
-    ASSERT_TRUE(RunsGroups(h, {B * Hq, qL, 1}, {1024, 1, 1}))
+    ASSERT_TRUE(RunsThreadgroups(h, {B * Hq, qL, 1}, {1024, 1, 1}))
         << static_cast<int>(mode);
     const std::vector<float> out = h.Read<float>(3);
     for (int bh = 0; bh < B * Hq; ++bh) {
@@ -1054,8 +1034,8 @@ TEST(MlxKernels, RandomBitsThreefry) {
     h.SetBytes(4, int32_t{2});
     const std::vector<int32_t> shape = {3, 2};
     const std::vector<int64_t> strides = {1, 3};
-    h.SetBytesRaw(5, shape.data(), shape.size() * sizeof(int32_t));
-    h.SetBytesRaw(6, strides.data(), strides.size() * sizeof(int64_t));
+    h.SetVectorBytes(5, shape);
+    h.SetVectorBytes(6, strides);
     ASSERT_TRUE(
         Runs(h, {num_keys, half + 1, 1}, BlockDims(num_keys, half + 1, 1)));
     const std::vector<uint8_t> out = h.Read<uint8_t>(1);
@@ -1114,13 +1094,12 @@ TEST(MlxKernels, GemvMasked) {
   h.SetBuffer(21, mat_mask);
   h.SetBuffer(22, vec_mask);
   const std::vector<int32_t> mask_strides = {1, 1, 1, Kb, 1, 1};
-  h.SetBytesRaw(23, mask_strides.data(), mask_strides.size() * sizeof(int32_t));
+  h.SetVectorBytes(23, mask_strides);
   const std::vector<int64_t> mask_batch_strides = {0, 0, 0};
-  h.SetBytesRaw(24, mask_batch_strides.data(),
-                mask_batch_strides.size() * sizeof(int64_t));
+  h.SetVectorBytes(24, mask_batch_strides);
   const uint32_t per_group = bm * sm * tm;
-  ASSERT_TRUE(
-      RunsGroups(h, {(M + per_group - 1) / per_group, 1, 1}, {32, bn, bm}));
+  ASSERT_TRUE(RunsThreadgroups(h, {(M + per_group - 1) / per_group, 1, 1},
+                               {32, bn, bm}));
   const std::vector<float> out = h.Read<float>(3);
   for (int i = 0; i < M; ++i) {
     double expected = 0;
@@ -1167,11 +1146,10 @@ TEST(MlxKernels, GemvMaskedOperandMasksOnly) {
   h.SetBuffer(21, mat_mask);
   h.SetBuffer(22, vec_mask);
   const std::vector<int32_t> mask_strides = {1, Kb, 1, 1};
-  h.SetBytesRaw(23, mask_strides.data(), mask_strides.size() * sizeof(int32_t));
+  h.SetVectorBytes(23, mask_strides);
   const std::vector<int64_t> mask_batch_strides = {0, 0};
-  h.SetBytesRaw(24, mask_batch_strides.data(),
-                mask_batch_strides.size() * sizeof(int64_t));
-  ASSERT_TRUE(RunsGroups(h, {(M + 15) / 16, 1, 1}, {32, 1, 2}));
+  h.SetVectorBytes(24, mask_batch_strides);
+  ASSERT_TRUE(RunsThreadgroups(h, {(M + 15) / 16, 1, 1}, {32, 1, 2}));
   const std::vector<float> out = h.Read<float>(3);
   for (int i = 0; i < M; ++i) {
     double expected = 0;
@@ -1213,7 +1191,7 @@ TEST(MlxKernels, Gemv) {
   h.SetBytes(10, int32_t{1});
   h.SetBytes(11, int64_t{0});
   h.SetBytes(12, int64_t{0});
-  ASSERT_TRUE(RunsGroups(h, {(M + 15) / 16, 1, 1}, {32, 1, 4}));
+  ASSERT_TRUE(RunsThreadgroups(h, {(M + 15) / 16, 1, 1}, {32, 1, 4}));
   const std::vector<float> out = h.Read<float>(3);
   for (int i = 0; i < M; ++i) {
     double expected = 0;
@@ -1312,7 +1290,7 @@ template <class T>
   h.SetBuffer(1, b);
   h.SetBuffer(3, d);
   h.SetBytes(4, params);
-  const ::testing::AssertionResult ran = RunsGroups(
+  const ::testing::AssertionResult ran = RunsThreadgroups(
       h, {static_cast<uint64_t>(tiles_n), static_cast<uint64_t>(tiles_m), 1},
       {32, static_cast<uint64_t>(t.wn), static_cast<uint64_t>(t.wm)});
   if (ran) d = h.Read<T>(3);
@@ -1497,8 +1475,8 @@ TEST(MlxKernels, SortAndArgsort) {
       h.SetBytes(4, int32_t{1});
       h.SetBytes(5, int32_t{n});
       h.SetBytes(6, int32_t{n});
-      ASSERT_TRUE(RunsGroups(h, {1, static_cast<uint64_t>(rows), 1},
-                             {static_cast<uint64_t>(bn), 1, 1}))
+      ASSERT_TRUE(RunsThreadgroups(h, {1, static_cast<uint64_t>(rows), 1},
+                                   {static_cast<uint64_t>(bn), 1, 1}))
           << kernel;
       const std::vector<uint32_t> out_idx =
           arg ? h.Read<uint32_t>(1) : std::vector<uint32_t>();
@@ -1632,8 +1610,8 @@ TEST(MlxKernels, AffineQuantizedMatVec) {
     h.SetBuffer(4, std::vector<float>(c.N, -7.0f));
     h.SetBytes(5, int32_t{c.K});
     h.SetBytes(6, int32_t{c.N});
-    ASSERT_TRUE(
-        RunsGroups(h, {1, static_cast<uint64_t>((c.N + 7) / 8), 1}, {32, 2, 1}))
+    ASSERT_TRUE(RunsThreadgroups(
+        h, {1, static_cast<uint64_t>((c.N + 7) / 8), 1}, {32, 2, 1}))
         << kernel;
     const std::vector<float> y = h.Read<float>(4);
     for (int r = 0; r < c.N; ++r) {

@@ -121,16 +121,27 @@ const DispatchReport* KernelHarness::report() const {
                                                : nullptr;
 }
 
-::testing::AssertionResult Runs(KernelHarness& h, MTLSize grid, MTLSize group) {
-  if (!h.status().ok()) {
-    return ::testing::AssertionFailure() << h.status().error().message;
-  }
-  const Status s = h.DispatchThreads(grid, group);
+::testing::AssertionResult RanOk(const KernelHarness& h, const Status& s) {
   if (!s.ok()) return ::testing::AssertionFailure() << s.error().message;
   if (h.error() != nullptr) {
     return ::testing::AssertionFailure() << h.error()->message;
   }
   return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult Runs(KernelHarness& h, MTLSize grid, MTLSize group) {
+  if (!h.status().ok()) {
+    return ::testing::AssertionFailure() << h.status().error().message;
+  }
+  return RanOk(h, h.DispatchThreads(grid, group));
+}
+
+::testing::AssertionResult RunsThreadgroups(KernelHarness& h, MTLSize groups,
+                                            MTLSize group) {
+  if (!h.status().ok()) {
+    return ::testing::AssertionFailure() << h.status().error().message;
+  }
+  return RanOk(h, h.DispatchThreadgroups(groups, group));
 }
 
 }  // namespace mtlemu::testing

@@ -43,6 +43,11 @@ class KernelHarness {
     SetBytesRaw(index, &value, sizeof(T));
   }
   void SetBytesRaw(int index, const void* data, size_t size);
+  // setBytes of a whole array (MLX's set_vector_bytes: shapes, strides).
+  template <class T>
+  void SetVectorBytes(int index, const std::vector<T>& values) {
+    SetBytesRaw(index, values.data(), values.size() * sizeof(T));
+  }
   Status SetThreadgroupMemoryLength(uint64_t length, int index);
 
   // Encode and commit one dispatch. A validation failure comes back here; a
@@ -74,8 +79,14 @@ class KernelHarness {
   std::shared_ptr<CommandBuffer> last_;
 };
 
+// Checks that a dispatch of `h` (its Status `s`) succeeded and ran without a
+// fault.
+::testing::AssertionResult RanOk(const KernelHarness& h, const Status& s);
 // Checks that `h` assembled and that dispatching `grid` threads in
 // threadgroups of `group` ran without a fault; the failure says which.
 ::testing::AssertionResult Runs(KernelHarness& h, MTLSize grid, MTLSize group);
+// The same for `groups` threadgroups (dispatchThreadgroups).
+::testing::AssertionResult RunsThreadgroups(KernelHarness& h, MTLSize groups,
+                                            MTLSize group);
 
 }  // namespace mtlemu::testing
