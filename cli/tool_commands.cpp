@@ -172,8 +172,9 @@ int CompileCommand(const CompileCommandOptions& options) {
                          options.no_fast_math, options.constants);
   if (!made.ok()) return Fail(made.error().message);
   const msl::CompileOptions& compile = made.value();
-  msl::FrontendResult result = msl::CompileMsl(
-      msl::Preprocess(text.value(), options.file, compile), compile);
+  msl::FrontendResult result =
+      msl::CompileMsl(msl::Preprocess(text.value(), options.file, compile),
+                      compile, options.kernels);
   for (const std::string& w : result.warnings) {
     std::fprintf(stderr, "%s\n", w.c_str());
   }

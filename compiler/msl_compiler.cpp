@@ -13,13 +13,14 @@ namespace mtlemu::compiler {
 Result<isa::Module> CompileMsl(std::string_view source, std::string_view file,
                                const msl::CompileOptions& options,
                                const std::vector<std::string>& kernels) {
-  return CompileMsl(msl::Preprocess(source, file, options), options, kernels);
+  return compiler::CompileMsl(msl::Preprocess(source, file, options), options,
+                              kernels);
 }
 
 Result<isa::Module> CompileMsl(const msl::PreprocessedSource& preprocessed,
                                const msl::CompileOptions& options,
                                const std::vector<std::string>& kernels) {
-  msl::FrontendResult front = msl::CompileMsl(preprocessed, options);
+  msl::FrontendResult front = msl::CompileMsl(preprocessed, options, kernels);
   if (!front.ok()) return Error{isa::FormatDiagnostics(front.errors)};
   return LowerMsl(std::move(front), preprocessed.files[0].name, kernels);
 }
@@ -39,6 +40,9 @@ Result<isa::Module> LowerMsl(msl::FrontendResult front, std::string_view file,
       std::string known;
       for (const auto& k : front.kernels) {
         known += (known.empty() ? "" : ", ") + k.name;
+      }
+      for (const std::string& k : front.skipped_kernels) {
+        known += (known.empty() ? "" : ", ") + k;
       }
       return Error{"no kernel named '" + name + "' in " + std::string(file) +
                    " (it has: " + (known.empty() ? "none" : known) + ")"};

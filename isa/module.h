@@ -16,7 +16,6 @@ namespace mtlemu::isa {
 
 inline constexpr int kMaxBufferSlots = 31;                // [[buffer(0..30)]]
 inline constexpr int kMaxThreadgroupSlots = 31;           // [[threadgroup(n)]]
-inline constexpr uint32_t kMaxThreadgroupMemory = 32768;  // bytes
 inline constexpr uint32_t kMaxThreadsPerThreadgroup = 1024;
 
 // [[buffer(index)]]: the buffer's GPU address is placed in the uniform pair

@@ -217,12 +217,6 @@ void KernelVerifier::CheckArguments() {
     claim(cd, "constant data");
     claim(cd + 1, "constant data");
   }
-  if (kernel_.static_threadgroup_memory > kMaxThreadgroupMemory) {
-    KernelError("static threadgroup memory " +
-                std::to_string(kernel_.static_threadgroup_memory) +
-                " bytes exceeds the limit of " +
-                std::to_string(kMaxThreadgroupMemory));
-  }
   if (kernel_.max_total_threads_per_threadgroup > kMaxThreadsPerThreadgroup) {
     KernelError("max_total_threads_per_threadgroup " +
                 std::to_string(kernel_.max_total_threads_per_threadgroup) +

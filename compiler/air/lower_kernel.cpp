@@ -20,6 +20,7 @@
 #include "compiler/air/memory_scheduling.h"
 #include "compiler/air/reconvergence.h"
 #include "compiler/air/register_allocation.h"
+#include "compiler/air/target_info.h"
 #include "compiler/air/vector_memory.h"
 
 namespace mtlemu::air {
@@ -667,10 +668,23 @@ Result<isa::Kernel> Lowering::Run() {
   RemoveDeadCode(kernel_, parts_);
   HoistLoopConstants(kernel_, parts_);
   MergeVectorAccesses(kernel_, parts_, [this] { return NewVReg(); });
+  // Loads raised for latency lengthen what is live: where that costs the
+  // kernel its 1024 threads, and loads each just before its use keep them,
+  // so it is (see kFullOccupancyRegisters).
+  isa::Kernel sunk = kernel_;
+  RegisterParts sunk_parts = parts_;
   ScheduleMemory(kernel_, parts_);
   const Status allocated =
       AllocateRegisters(kernel_, parts_, [this] { return NewVReg(); });
   if (!allocated.ok()) return allocated.error();
+  if (kernel_.registers > kFullOccupancyRegisters) {
+    SinkLoadsToUses(sunk, sunk_parts);
+    const Status again =
+        AllocateRegisters(sunk, sunk_parts, [this] { return NewVReg(); });
+    if (again.ok() && sunk.registers <= kFullOccupancyRegisters) {
+      return sunk;
+    }
+  }
   return std::move(kernel_);
 }
 

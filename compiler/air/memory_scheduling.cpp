@@ -98,11 +98,8 @@ bool Conflicts(const std::vector<RegisterUse>& load,
   return false;
 }
 
-}  // namespace
-
-void ScheduleMemory(isa::Kernel& kernel, const RegisterParts& parts) {
-  const size_t n = kernel.code.size();
-  // Block starts: branch targets and reconvergence points.
+// Block starts: branch targets and reconvergence points.
+std::set<uint32_t> BlockStarts(const isa::Kernel& kernel) {
   std::set<uint32_t> starts;
   for (const auto& [pc, name] : kernel.labels) starts.insert(pc);
   for (const isa::Instruction& inst : kernel.code) {
@@ -112,6 +109,14 @@ void ScheduleMemory(isa::Kernel& kernel, const RegisterParts& parts) {
       }
     }
   }
+  return starts;
+}
+
+}  // namespace
+
+void ScheduleMemory(isa::Kernel& kernel, const RegisterParts& parts) {
+  const size_t n = kernel.code.size();
+  const std::set<uint32_t> starts = BlockStarts(kernel);
   std::vector<std::vector<RegisterUse>> uses(n);
   for (size_t pc = 0; pc < n; ++pc) {
     uses[pc] = RegistersOf(kernel.code[pc], parts);
@@ -180,6 +185,30 @@ void ScheduleMemory(isa::Kernel& kernel, const RegisterParts& parts) {
   };
   for (size_t pc = 1; pc < n; ++pc) {
     if (IsHoistable(kernel.code[pc])) rise(rise, pc, 0);
+  }
+}
+
+void SinkLoadsToUses(isa::Kernel& kernel, const RegisterParts& parts) {
+  const size_t n = kernel.code.size();
+  const std::set<uint32_t> starts = BlockStarts(kernel);
+  std::vector<std::vector<RegisterUse>> uses(n);
+  for (size_t pc = 0; pc < n; ++pc) {
+    uses[pc] = RegistersOf(kernel.code[pc], parts);
+  }
+  // Last first, so that each passes the ones already sunk.
+  for (size_t pc = n; pc-- > 0;) {
+    const isa::Instruction& load = kernel.code[pc];
+    if (load.info().unit != isa::ExecUnit::kLoad) continue;
+    size_t at = pc;
+    while (at + 1 < n && !starts.count(static_cast<uint32_t>(at + 1)) &&
+           !Conflicts(uses[pc], uses[at + 1]) && IsPure(kernel.code[at + 1])) {
+      ++at;
+    }
+    if (at == pc) continue;
+    std::rotate(kernel.code.begin() + pc, kernel.code.begin() + pc + 1,
+                kernel.code.begin() + at + 1);
+    std::rotate(uses.begin() + pc, uses.begin() + pc + 1,
+                uses.begin() + at + 1);
   }
 }
 

@@ -48,6 +48,7 @@
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/Scalarizer.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
+#include <llvm/Transforms/Scalar/TailRecursionElimination.h>
 #include <llvm/Transforms/Utils/BasicBlockUtils.h>
 #include <llvm/Transforms/Utils/LowerMemIntrinsics.h>
 #include <llvm/Transforms/Utils/LowerSwitch.h>
@@ -64,8 +65,10 @@
 
 #include "compiler/air/contraction.h"
 #include "compiler/air/convergence.h"
+#include "compiler/air/generic_selects.h"
 #include "compiler/air/memory_facts.h"
 #include "compiler/air/target_info.h"
+#include "compiler/air/vector_bitcasts.h"
 
 namespace mtlemu::air {
 namespace {
@@ -287,6 +290,37 @@ void MarkHelpersAlwaysInline(llvm::Module& module,
   }
 }
 
+// The ISA has no calls, so every helper is inlined; a helper that calls
+// itself cannot be. A self-call in tail position (MLX's
+// `LoopedElemToLoc::next(n, ...)` ends with `next(extra, ...)`) becomes a
+// loop, as Apple's compiler makes it. Only self-calling functions are
+// touched; what recursion is left is reported at lowering, by name.
+void EliminateSelfTailCalls(llvm::Module& module, PassContext& passes) {
+  std::vector<llvm::Function*> recursive;
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration()) continue;
+    for (llvm::Instruction& inst : llvm::instructions(f)) {
+      auto* call = llvm::dyn_cast<llvm::CallInst>(&inst);
+      if (call != nullptr && call->getCalledFunction() == &f) {
+        recursive.push_back(&f);
+        break;
+      }
+    }
+  }
+  for (llvm::Function* f : recursive) {
+    llvm::FunctionPassManager fpm;
+    // Promoting the locals first lets the pass see that the call reads
+    // none of the caller's stack.
+    fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+    // ... and a return right after the call, where the pass looks for it.
+    fpm.addPass(llvm::SimplifyCFGPass(CfgOptions()));
+    fpm.addPass(llvm::TailCallElimPass());
+    fpm.addPass(llvm::SimplifyCFGPass(CfgOptions()));
+    passes.Run(fpm, *f);
+  }
+  if (!recursive.empty()) passes.InvalidateAll(module);
+}
+
 // Pure builtins that are LLVM intrinsics with the same meaning become the
 // intrinsics: the optimizers know what they cost (a loop of fma calls is
 // unrolled like a loop of a * b + c) and fold them. Instruction selection
@@ -363,6 +397,9 @@ llvm::ModulePassManager OptimizationPipeline() {
       llvm::LoopFullUnrollPass(/*OptLevel=*/2)));
   fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
   fpm.addPass(llvm::InferAddressSpacesPass(kGenericAddressSpace));
+  // What InferAddressSpaces leaves: a choice between a device and a thread
+  // pointer, read through.
+  fpm.addPass(SplitGenericSelectAccessesPass());
   // Again: SROA turns copies out of constant buffers (a struct read whole)
   // into loads of their own.
   fpm.addPass(MarkConstantLoadsInvariantPass());
@@ -888,6 +925,7 @@ Status PrepareModule(llvm::Module& module,
   // 2 and 3.
   StripIntrinsics(module);
   MarkHelpersAlwaysInline(module, kernels);
+  EliminateSelfTailCalls(module, passes);
   RemoveConvergenceFromPureBuiltins(module);
   UseIntrinsicsForPureBuiltins(module);
   DescribeBuiltinMemoryEffects(module);
@@ -963,6 +1001,8 @@ Status PrepareModule(llvm::Module& module,
     if (f.isDeclaration()) continue;
     ExpandConstantExpressions(f);
     SplitCriticalEdgesIntoPhis(f);
+    // After the last InstCombine, which makes them.
+    ReadNarrowElementsThroughWideOnes(f);
   }
   module.setDataLayout(layout);
   passes.InvalidateAll(module);

@@ -10,6 +10,14 @@
 
 namespace mtlemu::air {
 
+// The registers a thread may use with 1024 threads in a threadgroup: the
+// 208 KB register file (Mesa's agx_occupancy.c: 104 16-bit registers per
+// thread still allow 1024 threads) over 1024 threads, in 32-bit registers.
+// Apple's compiler keeps kernels at 1024 threads where it can: MLX
+// dispatches 1024-thread groups to its row reductions without asking the
+// pipeline (emu/device/compute_pipeline_state.cpp gives the limit).
+inline constexpr int kFullOccupancyRegisters = 52;
+
 // Full unrolling: a loop whose constant trip count is at most this many
 // iterations, when the unrolled body costs at most kFullUnrollThreshold.
 // Mesa's AGX compiler (src/asahi/compiler/agx_compile.h) fully unrolls up

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "compiler/msl/source_scan.h"
+#include "compiler/msl/vec_deduction.h"
+
 namespace mtlemu::msl {
 namespace {
 
@@ -20,64 +23,73 @@ constexpr std::array<std::string_view, 9> kStandardAttributes = {
 
 constexpr size_t npos = std::string_view::npos;
 
-bool IsIdentifierChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
-
-// Skips a comment or literal starting at `i`; returns the index after it,
-// or `i` when none starts there.
-size_t SkipCommentOrLiteral(std::string_view s, size_t i) {
-  if (s.compare(i, 2, "//") == 0) {
-    const size_t end = s.find('\n', i);
-    return end == std::string_view::npos ? s.size() : end;
-  }
-  if (s.compare(i, 2, "/*") == 0) {
-    const size_t end = s.find("*/", i + 2);
-    return end == std::string_view::npos ? s.size() : end + 2;
-  }
-  if (s[i] == '"' || s[i] == '\'') {
-    const char quote = s[i];
-    size_t j = i + 1;
-    while (j < s.size() && s[j] != quote && s[j] != '\n') {
-      j += s[j] == '\\' ? 2 : 1;
-    }
-    return std::min(j + 1, s.size());
-  }
-  return i;
-}
-
-// The offset of the bracket that closes the `(`, `[` or `{` at `open`
-// (brackets of all three kinds nest; comments and literals are skipped), or
-// npos when the text ends first.
-size_t MatchingClose(std::string_view s, size_t open) {
-  int depth = 0;
-  for (size_t k = open; k < s.size(); ++k) {
-    const size_t skipped = SkipCommentOrLiteral(s, k);
-    if (skipped != k) {
-      k = skipped - 1;
-      continue;
-    }
-    const char c = s[k];
-    if (c == '(' || c == '[' || c == '{') ++depth;
-    if ((c == ')' || c == ']' || c == '}') && --depth == 0) return k;
-  }
-  return std::string_view::npos;
-}
-
 // Function-pointer template parameters, `template <float (*F)(float)>`: in
 // C++ for OpenCL the pointee of a pointer written that way is in the generic
 // address space, so `&f` needs a conversion and is no constant expression
 // ("invalid explicitly-specified argument"). Such a parameter is rewritten
-// to `auto F`, which takes `f` and `&f` alike. Returns the parameters found
-// in the template header at `i` ("template" followed by "<") as
-// (start, end, name), offsets into `s`; empty for anything else.
+// to `auto F`, which takes `f` and `&f` alike; so is one whose type is an
+// alias of a function pointer type (MLX's FFT: `RadixFunc<T> radix_func`,
+// with `template <typename T> using RadixFunc = void (*)(...)`), named in
+// `aliases`. Returns the parameters found in the template header at `i`
+// ("template" followed by "<") as (start, end, name), offsets into `s`;
+// empty for anything else.
 struct FunctionPointerParameter {
   size_t start, end;
   std::string name;
 };
 
+// The names of function pointer type aliases: `using NAME = R (*)(...);`
+// (also as alias templates) and `typedef R (*NAME)(...);`.
+std::vector<std::string> FunctionPointerAliases(std::string_view s) {
+  std::vector<std::string> out;
+  auto pointer_declarator = [&](size_t open, size_t end) -> size_t {
+    // `( * [NAME] ) (` from `open`: the end of NAME, or npos.
+    size_t k = open + 1;
+    while (k < end && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+    if (k >= end || s[k] != '*') return npos;
+    ++k;
+    while (k < end && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+    while (k < end && IsIdentifierChar(s[k])) ++k;
+    const size_t name_end = k;
+    while (k < end && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+    if (k >= end || s[k] != ')') return npos;
+    ++k;
+    while (k < end && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+    return k < end && s[k] == '(' ? name_end : npos;
+  };
+  for (std::string_view word : {"using", "typedef"}) {
+    for (size_t i = s.find(word); i != npos; i = s.find(word, i + 1)) {
+      if ((i > 0 && IsIdentifierChar(s[i - 1])) ||
+          (i + word.size() < s.size() &&
+           IsIdentifierChar(s[i + word.size()]))) {
+        continue;
+      }
+      const size_t end = s.find(';', i);
+      if (end == npos) break;
+      const size_t open = s.find('(', i);
+      if (open == npos || open > end) continue;
+      const size_t name_end = pointer_declarator(open, end);
+      if (name_end == npos) continue;
+      if (word == "using") {
+        size_t k = i + 5;
+        while (k < end && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+        size_t e = k;
+        while (e < end && IsIdentifierChar(s[e])) ++e;
+        if (e > k && s.find('=', e) < open) {
+          out.emplace_back(s.substr(k, e - k));
+        }
+      } else {
+        size_t k = name_end;
+        while (k > open && IsIdentifierChar(s[k - 1])) --k;
+        if (k < name_end) out.emplace_back(s.substr(k, name_end - k));
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<FunctionPointerParameter> FunctionPointerParameters(
-    std::string_view s, size_t i) {
+    std::string_view s, size_t i, const std::vector<std::string>& aliases) {
   std::vector<FunctionPointerParameter> out;
   if (s.compare(i, 8, "template") != 0 ||
       (i > 0 && IsIdentifierChar(s[i - 1]))) {
@@ -121,6 +133,26 @@ std::vector<FunctionPointerParameter> FunctionPointerParameters(
                    std::string(s.substr(name_start, name_end - name_start))});
             }
           }
+        }
+      }
+    } else if (const size_t start = skip_space(param_start); start < k) {
+      // `ALIAS<...> NAME` or `ALIAS NAME`.
+      size_t q = start;
+      while (q < k && IsIdentifierChar(s[q])) ++q;
+      const std::string_view type = s.substr(start, q - start);
+      if (std::find(aliases.begin(), aliases.end(), type) != aliases.end()) {
+        q = skip_space(q);
+        if (q < k && s[q] == '<') {
+          const size_t gt = MatchingAngle(s, q);
+          q = gt == npos ? k : skip_space(gt + 1);
+        }
+        const size_t name_start = q;
+        while (q < k && IsIdentifierChar(s[q])) ++q;
+        const size_t name_end = q;
+        if (name_end > name_start && skip_space(q) == k) {
+          out.push_back(
+              {start, name_end,
+               std::string(s.substr(name_start, name_end - name_start))});
         }
       }
     }
@@ -527,6 +559,79 @@ bool ThreadInConstReference(std::string_view s, size_t i) {
   return false;
 }
 
+// An unsuffixed floating literal at `i` (`0.5`, `1e-5`, `.25`, `0x1p-3`):
+// its end. Metal has no double: such a literal is a float. clang's
+// -cl-single-precision-constant makes it one with an implicit cast, which
+// template instantiation drops (`0.5 * a` with `a` a vec<T, 2> then fails:
+// "scalar operand type has greater rank"), so the front end writes the `f`.
+std::optional<size_t> UnsuffixedFloatLiteral(std::string_view s, size_t i) {
+  const auto digit = [&](size_t k) {
+    return k < s.size() && std::isdigit(static_cast<unsigned char>(s[k]));
+  };
+  if (!digit(i) && !(s[i] == '.' && digit(i + 1))) return std::nullopt;
+  if (i > 0 && (IsIdentifierChar(s[i - 1]) || s[i - 1] == '.')) {
+    return std::nullopt;
+  }
+  const bool hex = s.compare(i, 2, "0x") == 0 || s.compare(i, 2, "0X") == 0;
+  bool floating = false;
+  size_t k = i;
+  while (k < s.size()) {
+    const char c = s[k];
+    const bool exponent = hex ? (c == 'p' || c == 'P') : (c == 'e' || c == 'E');
+    if (exponent) {
+      floating = true;
+      ++k;
+      if (k < s.size() && (s[k] == '+' || s[k] == '-')) ++k;
+      continue;
+    }
+    if (c == '.') floating = true;
+    if (!IsIdentifierChar(c) && c != '.' && c != '\'') break;
+    ++k;
+  }
+  if (!floating) return std::nullopt;
+  const char last = s[k - 1];
+  const bool suffixed = hex ? !std::isxdigit(static_cast<unsigned char>(last))
+                            : !std::isdigit(static_cast<unsigned char>(last));
+  if (suffixed && last != '.') return std::nullopt;
+  if (hex && !std::isdigit(static_cast<unsigned char>(last))) {
+    return std::nullopt;  // a hex float ends in its exponent's digits
+  }
+  return k;
+}
+
+// `complex_T(x, y)` at `i`, with `using complex_T = vec<T, 2>;` in scope
+// (MLX's FFT): MSL's vector constructor through an alias, which clang
+// would take for a scalar initialization; returns what replaces the name
+// (the same __vec_make as for `vec<T, N>(` below).
+std::optional<std::string> VecAliasConstructor(
+    std::string_view s, size_t i, const std::vector<VecAlias>& aliases) {
+  size_t end = i;
+  while (end < s.size() && IsIdentifierChar(s[end])) ++end;
+  size_t k = end;
+  while (k < s.size() && s[k] == ' ') ++k;
+  if (k >= s.size() || s[k] != '(') return std::nullopt;
+  const std::string_view word = s.substr(i, end - i);
+  size_t before = i;
+  while (before > 0 &&
+         std::isspace(static_cast<unsigned char>(s[before - 1]))) {
+    --before;
+  }
+  if (before > 0 && (s[before - 1] == '.' || s[before - 1] == '>' ||
+                     s[before - 1] == ':' || s[before - 1] == '~')) {
+    return std::nullopt;
+  }
+  if (before >= 8 && s.compare(before - 8, 8, "operator") == 0) {
+    return std::nullopt;
+  }
+  for (const VecAlias& a : aliases) {
+    if (a.parameter.empty() && a.name == word && a.scope_open < i &&
+        i < a.scope_close) {
+      return "::metal::__vec_make<" + a.element + ", " + a.size + ">";
+    }
+  }
+  return std::nullopt;
+}
+
 // `vec<T, N>(x)` at `i` (the word vec): MSL's vector constructor, which
 // clang would compile as a bit cast of a vector; returns the offset of
 // the word's end when the `<...>` is followed by `(` (the front end then
@@ -656,6 +761,242 @@ std::optional<std::array<std::pair<size_t, size_t>, 2>> ConditionalOperands(
                                                   trim(last, end)};
 }
 
+// The start of the postfix expression (`x`, `a.b[i]`, `f(y).z`, `0.5f`,
+// `(a + b)`) that ends right before `end` (spaces skipped), or npos.
+size_t PostfixExpressionStart(std::string_view s, size_t end) {
+  auto skip_back = [&](size_t k) {
+    while (k > 0 && std::isspace(static_cast<unsigned char>(s[k - 1]))) --k;
+    return k;
+  };
+  // The `(` or `[` matching the `)` or `]` at `close`, or npos.
+  auto matching_open = [&](size_t close) {
+    int depth = 0;
+    for (size_t k = close + 1; k-- > 0;) {
+      if (s[k] == ')' || s[k] == ']' || s[k] == '}') ++depth;
+      if ((s[k] == '(' || s[k] == '[' || s[k] == '{') && --depth == 0) {
+        return k;
+      }
+    }
+    return npos;
+  };
+  size_t k = skip_back(end);
+  size_t start = npos;
+  while (k > 0) {
+    const char c = s[k - 1];
+    if (c == ')' || c == ']') {
+      const size_t open = matching_open(k - 1);
+      if (open == npos) return npos;
+      start = open;
+    } else if (IsIdentifierChar(c) || c == '.') {
+      size_t b = k;
+      // A word, or a number with its point and exponent sign.
+      while (b > 0 && (IsIdentifierChar(s[b - 1]) || s[b - 1] == '.' ||
+                       ((s[b - 1] == '+' || s[b - 1] == '-') && b >= 2 &&
+                        (s[b - 2] == 'e' || s[b - 2] == 'E') && b >= 3 &&
+                        std::isdigit(static_cast<unsigned char>(s[b - 3]))))) {
+        --b;
+      }
+      start = b;
+    } else {
+      break;
+    }
+    // What joins it to the unit before: `.`, `->`, `::`, or a call or
+    // subscript after a name.
+    const size_t before = skip_back(start);
+    if (before >= 2 && (s.compare(before - 2, 2, "->") == 0 ||
+                        s.compare(before - 2, 2, "::") == 0)) {
+      k = skip_back(before - 2);
+      continue;
+    }
+    if ((s[start] == '(' || s[start] == '[') && before > 0 &&
+        (IsIdentifierChar(s[before - 1]) || s[before - 1] == ')' ||
+         s[before - 1] == ']' || s[before - 1] == '>')) {
+      if (s[before - 1] == '>') break;  // a template's arguments: stop
+      k = before;
+      continue;
+    }
+    break;
+  }
+  return start;
+}
+
+// The precedence of the binary operator at `k` (higher binds tighter) and
+// its length, or 0 for none of the arithmetic and bitwise ones.
+std::pair<int, size_t> BinaryOperatorAt(std::string_view s, size_t k) {
+  const char c = s[k];
+  const char next = k + 1 < s.size() ? s[k + 1] : '\0';
+  if (next == '=' && c != '=') return {0, 0};  // compound assignment, <=
+  switch (c) {
+    case '*':
+    case '/':
+    case '%':
+      return {13, 1};
+    case '+':
+    case '-':
+      return next == c || next == '>' ? std::make_pair(0, size_t{0})
+                                      : std::make_pair(12, size_t{1});
+    case '<':
+    case '>':
+      return next == c ? std::make_pair(11, size_t{2})
+                       : std::make_pair(0, size_t{0});
+    case '&':
+      return next == '&' ? std::make_pair(0, size_t{0})
+                         : std::make_pair(8, size_t{1});
+    case '^':
+      return {7, 1};
+    case '|':
+      return next == '|' ? std::make_pair(0, size_t{0})
+                         : std::make_pair(6, size_t{1});
+    default:
+      return {0, 0};
+  }
+}
+
+// The start of the left operand of the binary operator at `op`: postfix
+// expressions joined by operators that bind at least as tightly, with their
+// unary prefixes (`-a * b + c` at the `+`: `-a * b`), or npos.
+size_t LeftOperandStart(std::string_view s, size_t op) {
+  const int precedence = BinaryOperatorAt(s, op).first;
+  auto skip_back = [&](size_t k) {
+    while (k > 0 && std::isspace(static_cast<unsigned char>(s[k - 1]))) --k;
+    return k;
+  };
+  auto ends_operand = [&](size_t k) {  // is s[k - 1] the end of an operand?
+    return k > 0 && (IsIdentifierChar(s[k - 1]) || s[k - 1] == ')' ||
+                     s[k - 1] == ']' || s[k - 1] == '.');
+  };
+  size_t end = op;
+  for (;;) {
+    const size_t start = PostfixExpressionStart(s, end);
+    if (start == npos) return npos;
+    // A keyword before it (`return x * v`) is no operand.
+    size_t k = skip_back(start);
+    size_t unary = start;
+    while (k > 0 && (s[k - 1] == '-' || s[k - 1] == '+' || s[k - 1] == '!' ||
+                     s[k - 1] == '~')) {
+      const size_t before = skip_back(k - 1);
+      if (ends_operand(before)) {
+        size_t w = before;
+        while (w > 0 && IsIdentifierChar(s[w - 1])) --w;
+        const std::string_view word = s.substr(w, before - w);
+        if (word != "return" && word != "case" && word != "else") break;
+      }
+      unary = k - 1;  // a prefix: part of this operand
+      k = before;
+    }
+    if (unary != start) return unary;
+    // The operator before, if it binds at least as tightly.
+    bool joined = false;
+    for (size_t length : {size_t{2}, size_t{1}}) {
+      if (joined || k < length) continue;
+      const auto [p, l] = BinaryOperatorAt(s, k - length);
+      if (l == length && p >= precedence && ends_operand(skip_back(k - l))) {
+        end = k - l;
+        joined = true;
+      }
+    }
+    if (!joined) return start;
+  }
+}
+
+// The operand to wrap for the mixed-rank operator at `op` (see
+// RetrySites): [start, end).
+std::optional<std::pair<size_t, size_t>> MixedOperand(std::string_view s,
+                                                      size_t op) {
+  if (op + 1 >= s.size()) return std::nullopt;
+  if (s[op + 1] == '=') {
+    size_t start = op + 2;
+    while (start < s.size() &&
+           std::isspace(static_cast<unsigned char>(s[start]))) {
+      ++start;
+    }
+    size_t end = ConditionalOperandEnd(s, start, /*middle=*/false);
+    while (end > start &&
+           std::isspace(static_cast<unsigned char>(s[end - 1]))) {
+      --end;
+    }
+    if (start >= end) return std::nullopt;
+    return std::make_pair(start, end);
+  }
+  const size_t start = LeftOperandStart(s, op);
+  if (start == npos) return std::nullopt;
+  size_t end = op;
+  while (end > start && std::isspace(static_cast<unsigned char>(s[end - 1]))) {
+    --end;
+  }
+  return std::make_pair(start, end);
+}
+
+// The concatenation of the string literals that make up `text` (`"a" "b"`,
+// as the preprocessor leaves `"v_" #op`), or nullopt for anything else.
+std::optional<std::string> StringLiterals(std::string_view text) {
+  std::string value;
+  size_t k = 0;
+  bool any = false;
+  while (true) {
+    while (k < text.size() &&
+           std::isspace(static_cast<unsigned char>(text[k]))) {
+      ++k;
+    }
+    if (k == text.size()) break;
+    if (text[k] != '"') return std::nullopt;
+    const size_t end = SkipCommentOrLiteral(text, k);
+    if (end < k + 2 || text[end - 1] != '"') return std::nullopt;
+    const std::string_view body = text.substr(k + 1, end - k - 2);
+    if (body.find('\\') != std::string_view::npos) return std::nullopt;
+    value.append(body);
+    any = true;
+    k = end;
+  }
+  return any ? std::optional<std::string>(value) : std::nullopt;
+}
+
+// `template [[host_name("x")]] ...;` with the `[[` at `i` and its `]]` at
+// `close`, when "x" is not among `only_kernels` (given): the statement's
+// [start, end) and "x".
+struct SkippedStatement {
+  size_t start, end;
+  std::string host_name;
+};
+std::optional<SkippedStatement> SkippedInstantiation(
+    std::string_view s, size_t i, size_t close,
+    const std::vector<Attribute>& attributes,
+    const std::vector<std::string>& only_kernels) {
+  if (only_kernels.empty() || attributes.size() != 1 ||
+      attributes[0].name != "host_name") {
+    return std::nullopt;
+  }
+  size_t b = i;
+  while (b > 0 && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  if (b < 8 || s.compare(b - 8, 8, "template") != 0 ||
+      (b > 8 && IsIdentifierChar(s[b - 9]))) {
+    return std::nullopt;
+  }
+  std::optional<std::string> name = StringLiterals(attributes[0].arguments);
+  if (!name || std::find(only_kernels.begin(), only_kernels.end(), *name) !=
+                   only_kernels.end()) {
+    return std::nullopt;
+  }
+  // Its `;`, at its own depth.
+  int depth = 0;
+  for (size_t k = close + 2; k < s.size(); ++k) {
+    const size_t skipped = SkipCommentOrLiteral(s, k);
+    if (skipped != k) {
+      k = skipped - 1;
+      continue;
+    }
+    const char c = s[k];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') {
+      if (--depth < 0) return std::nullopt;
+    }
+    if (c == ';' && depth == 0) {
+      return SkippedStatement{b - 8, k + 1, std::move(*name)};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool IsMetalAttribute(std::string_view name) {
@@ -672,13 +1013,25 @@ size_t RewrittenSource::OriginalOffset(size_t rewritten) const {
   return it->second + (rewritten - it->first);
 }
 
-RewrittenSource RewriteMetalAttributes(
-    std::string_view s, const std::vector<size_t>& conditionals) {
+namespace {
+
+// `pointer_aliases`: the function pointer type aliases of the whole source
+// (a template's other forms are rewritten apart from it).
+RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
+                        const std::vector<std::string>& pointer_aliases,
+                        const std::vector<std::string>& only_kernels = {}) {
   RewrittenSource out;
   // Text to insert before an offset: __mtl_rvalue( and ) around the
-  // operands of the conditionals named.
+  // operands of the conditionals named, __mtl_mixed( and ) around an
+  // operand of the operators named.
   std::map<size_t, std::string> insertions;
-  for (size_t q : conditionals) {
+  for (size_t op : retry.mixed_operators) {
+    if (const auto operand = MixedOperand(s, op)) {
+      insertions[operand->first] += "__mtl_mixed(";
+      insertions[operand->second] = ")" + insertions[operand->second];
+    }
+  }
+  for (size_t q : retry.conditionals) {
     const auto operands = ConditionalOperands(s, q);
     if (!operands) continue;
     for (const auto& [start, end] : *operands) {
@@ -687,6 +1040,14 @@ RewrittenSource RewriteMetalAttributes(
       insertions[end] = ")" + insertions[end];
     }
   }
+  // Templates that deduce through vec<T, N>: their other forms go right
+  // after them, rewritten as everything else is.
+  const VecDeductionEdits vec_edits = FindVecDeductions(s);
+  for (const VecDeductionEdits::Copy& copy : vec_edits.copies) {
+    insertions[copy.offset] += Rewrite(copy.text, {}, pointer_aliases).text;
+  }
+  size_t next_vec = 0;  // the next of vec_edits.replacements
+  const std::vector<VecAlias> vec_aliases = FindVecAliases(s);
   out.text.reserve(s.size() + s.size() / 8);
   const std::vector<ClassBody> classes = ClassBodies(s);
   // ( [ { outside comments and literals, and where each opened.
@@ -719,9 +1080,31 @@ RewrittenSource RewriteMetalAttributes(
       i = skipped;
       continue;
     }
+    while (next_vec < vec_edits.replacements.size() &&
+           vec_edits.replacements[next_vec].start < i) {
+      ++next_vec;
+    }
+    if (next_vec < vec_edits.replacements.size() &&
+        vec_edits.replacements[next_vec].start == i) {
+      const VecDeductionEdits::Replacement& r =
+          vec_edits.replacements[next_vec++];
+      copy_to(i);
+      out.anchors.emplace_back(out.text.size(), i);
+      out.text += r.text;
+      copied = r.end;
+      i = r.end;
+      continue;
+    }
+    if (const std::optional<size_t> end = UnsuffixedFloatLiteral(s, i)) {
+      copy_to(*end);
+      out.anchors.emplace_back(out.text.size(), *end);
+      out.text += 'f';
+      i = *end;
+      continue;
+    }
     if (s[i] == 't') {
       const std::vector<FunctionPointerParameter> params =
-          FunctionPointerParameters(s, i);
+          FunctionPointerParameters(s, i, pointer_aliases);
       for (const FunctionPointerParameter& p : params) {
         copy_to(p.start);
         out.anchors.emplace_back(out.text.size(), p.start);
@@ -737,6 +1120,14 @@ RewrittenSource RewriteMetalAttributes(
       if (ThreadInConstReference(s, i)) {
         copy_to(i);
         copied = i + 6;
+      }
+      if (const std::optional<std::string> make =
+              VecAliasConstructor(s, i, vec_aliases)) {
+        copy_to(i);
+        out.anchors.emplace_back(out.text.size(), i);
+        out.text += *make;
+        copied = i;
+        while (copied < s.size() && IsIdentifierChar(s[copied])) ++copied;
       }
       if (const std::optional<size_t> word_end = VecConstructorName(s, i)) {
         copy_to(i);
@@ -844,6 +1235,22 @@ RewrittenSource RewriteMetalAttributes(
       i += 2;
       continue;
     }
+    // An explicit instantiation of a kernel not asked for: left out, its
+    // lines kept.
+    if (const auto skipped =
+            SkippedInstantiation(s, i, close, attributes, only_kernels)) {
+      copy_to(skipped->start);
+      out.anchors.emplace_back(out.text.size(), skipped->start);
+      out.text.append(
+          static_cast<size_t>(std::count(
+              s.begin() + static_cast<std::ptrdiff_t>(skipped->start),
+              s.begin() + static_cast<std::ptrdiff_t>(skipped->end), '\n')),
+          '\n');
+      out.skipped_kernels.push_back(skipped->host_name);
+      copied = skipped->end;
+      i = skipped->end;
+      continue;
+    }
     copy_to(i);
     // A function constant: its value comes from a macro (see the header).
     if (attributes.size() == 1 && attributes[0].name == "function_constant") {
@@ -892,6 +1299,28 @@ RewrittenSource RewriteMetalAttributes(
   }
   copy_to(s.size());
   return out;
+}
+
+}  // namespace
+
+bool RetrySites::Add(const RetrySites& more) {
+  bool added = false;
+  auto merge = [&](std::vector<size_t>& to, const std::vector<size_t>& from) {
+    const size_t before = to.size();
+    to.insert(to.end(), from.begin(), from.end());
+    std::sort(to.begin(), to.end());
+    to.erase(std::unique(to.begin(), to.end()), to.end());
+    added = added || to.size() != before;
+  };
+  merge(conditionals, more.conditionals);
+  merge(mixed_operators, more.mixed_operators);
+  return added;
+}
+
+RewrittenSource RewriteMetalAttributes(
+    std::string_view s, const RetrySites& retry,
+    const std::vector<std::string>& only_kernels) {
+  return Rewrite(s, retry, FunctionPointerAliases(s), only_kernels);
 }
 
 }  // namespace mtlemu::msl

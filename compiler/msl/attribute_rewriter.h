@@ -29,8 +29,31 @@ struct RewrittenSource {
   };
   std::vector<FunctionConstant> function_constants;
 
+  // The [[host_name]]s of the explicit instantiations left out (see
+  // RewriteMetalAttributes' `only_kernels`).
+  std::vector<std::string> skipped_kernels;
+
   // The original offset for an offset in `text`.
   size_t OriginalOffset(size_t rewritten) const;
+};
+
+// Places where clang refused what Metal's compiler takes, found by a first
+// attempt (frontend.cpp): offsets into the source, to rewrite and compile
+// again.
+struct RetrySites {
+  // `?` of conditionals that clang finds ambiguous or incompatible between
+  // the same class in two address spaces: their second and third operands
+  // are wrapped in __mtl_rvalue(...) (the shims' copy to a prvalue with no
+  // address space).
+  std::vector<size_t> conditionals;
+  // Binary operators between a vector and a scalar of greater rank
+  // (`0.5 * v` with `v` a half2): the left operand, or the right one of a
+  // compound assignment, is wrapped in __mtl_mixed(...) (the shims'
+  // operators that convert the scalar to the element type, as Metal does).
+  std::vector<size_t> mixed_operators;
+
+  // Adds `more`'s sites; returns whether any was new.
+  bool Add(const RetrySites& more);
 };
 
 // Rewrites every MSL attribute list `[[...]]` outside comments and string
@@ -41,14 +64,14 @@ struct RewrittenSource {
 // template argument of that type), and `constant` and `threadgroup` as
 // qualifiers of member functions and constructors (`complex_t(U x) constant
 // : ...`; see MethodQualifierReplacement), and `constant char*` (string
-// literals are __constant in C++ for OpenCL). Lines are kept.
-// `conditionals`: offsets of `?` whose second and third operands are
-// wrapped in __mtl_rvalue(...) (the shims' copy to a prvalue with no
-// address space), for conditionals that clang finds ambiguous or
-// incompatible between the same class in two address spaces (see
-// frontend.cpp, which names them after a first attempt).
+// literals are __constant in C++ for OpenCL), and the other spellings
+// Metal takes that clang does not (see the .cpp), and the `retry` sites.
+// With `only_kernels` given, an explicit instantiation whose
+// [[host_name("...")]] (first after `template`) names none of them is
+// left out. Lines are kept.
 RewrittenSource RewriteMetalAttributes(
-    std::string_view source, const std::vector<size_t>& conditionals = {});
+    std::string_view source, const RetrySites& retry = {},
+    const std::vector<std::string>& only_kernels = {});
 
 // True for the attribute names the rewriter treats as Metal's.
 bool IsMetalAttribute(std::string_view name);

@@ -423,19 +423,19 @@ FrontendResult CompileMsl(std::string_view source, std::string_view file,
 
 namespace {
 
-// One compilation of the preprocessed text, with the operands of the
-// conditionals at `conditionals` (offsets into the preprocessed text)
-// wrapped; `ambiguous` gets the offsets of the conditionals clang found
-// ambiguous or incompatible between address spaces.
+// One compilation of the preprocessed text, with the `retry` sites
+// rewritten; `found` gets the sites of this attempt's errors that a
+// rewrite fixes.
 FrontendResult CompileOnce(const PreprocessedSource& preprocessed,
                            const CompileOptions& options,
-                           const std::vector<size_t>& conditionals,
-                           std::vector<size_t>& ambiguous) {
+                           const std::vector<std::string>& only_kernels,
+                           const RetrySites& retry, RetrySites& found) {
   FrontendResult result;
   result.context = std::make_unique<llvm::LLVMContext>();
   result.warnings = preprocessed.warnings;
   const RewrittenSource rewritten =
-      RewriteMetalAttributes(preprocessed.text, conditionals);
+      RewriteMetalAttributes(preprocessed.text, retry, only_kernels);
+  result.skipped_kernels = rewritten.skipped_kernels;
 
   // The main file sits at its own absolute path in memory, the shims under
   // kShimDirectory; everything it included is already in its text.
@@ -490,14 +490,20 @@ FrontendResult CompileOnce(const PreprocessedSource& preprocessed,
                                  clang::SourceLocation loc) {
     namespace diag = clang::diag;
     const unsigned id = info.getID();
-    if (id != diag::err_conditional_ambiguous &&
-        id != diag::err_conditional_ambiguous_ovl &&
-        id != diag::err_typecheck_cond_incompatible_operands) {
+    std::vector<size_t>* sites = nullptr;
+    if (id == diag::err_conditional_ambiguous ||
+        id == diag::err_conditional_ambiguous_ovl ||
+        id == diag::err_typecheck_cond_incompatible_operands) {
+      sites = &found.conditionals;
+    } else if (id ==
+               diag::err_opencl_scalar_type_rank_greater_than_vector_type) {
+      sites = &found.mixed_operators;
+    } else {
       return;
     }
     const auto [fid, offset] = sm.getDecomposedLoc(loc);
     if (fid == sm.getMainFileID()) {
-      ambiguous.push_back(rewritten.OriginalOffset(offset));
+      sites->push_back(rewritten.OriginalOffset(offset));
     }
   });
   clang::CompilerInstance ci;
@@ -534,7 +540,8 @@ FrontendResult CompileOnce(const PreprocessedSource& preprocessed,
 }  // namespace
 
 FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
-                          const CompileOptions& options) {
+                          const CompileOptions& options,
+                          const std::vector<std::string>& only_kernels) {
   if (!preprocessed.ok()) {
     FrontendResult result;
     result.context = std::make_unique<llvm::LLVMContext>();
@@ -542,21 +549,18 @@ FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
     result.errors = preprocessed.errors;
     return result;
   }
-  // Conditionals between one class in two address spaces: compiled again
-  // with their operands made prvalues in no address space (__mtl_rvalue),
-  // as Metal's compiler treats them. Clang may report more of them once the
-  // first are fixed (another instantiation gets further): a few rounds.
+  // Conditionals between one class in two address spaces, operators
+  // between a vector and a scalar of greater rank: compiled again with
+  // them rewritten (RetrySites), as Metal's compiler treats them. Clang may
+  // report more once the first are fixed (another instantiation gets
+  // further): a few rounds.
   constexpr int kMaxRounds = 4;
-  std::vector<size_t> wrapped;
+  RetrySites retry;
   for (int round = 0;; ++round) {
-    std::vector<size_t> ambiguous;
+    RetrySites found;
     FrontendResult result =
-        CompileOnce(preprocessed, options, wrapped, ambiguous);
-    const size_t before = wrapped.size();
-    wrapped.insert(wrapped.end(), ambiguous.begin(), ambiguous.end());
-    std::sort(wrapped.begin(), wrapped.end());
-    wrapped.erase(std::unique(wrapped.begin(), wrapped.end()), wrapped.end());
-    if (result.ok() || wrapped.size() == before || round + 1 == kMaxRounds) {
+        CompileOnce(preprocessed, options, only_kernels, retry, found);
+    if (result.ok() || !retry.Add(found) || round + 1 == kMaxRounds) {
       return result;
     }
   }

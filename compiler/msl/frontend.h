@@ -74,6 +74,9 @@ struct FrontendResult {
   // Errors with file:line:col, the source line and a caret.
   isa::Diagnostics errors;
   std::vector<std::string> warnings;  // formatted the same way
+  // With kernels asked for: the [[host_name]]s of the explicit
+  // instantiations left out (not made, not in `kernels`).
+  std::vector<std::string> skipped_kernels;
 
   FrontendResult();
   FrontendResult(FrontendResult&&) noexcept;
@@ -87,9 +90,14 @@ struct PreprocessedSource;  // preprocessor.h
 // `file` names the source in messages and resolves its #include "..."s.
 FrontendResult CompileMsl(std::string_view source, std::string_view file,
                           const CompileOptions& options);
-// The same from a source already preprocessed with these options.
+// The same from a source already preprocessed with these options. With
+// `only_kernels` given, the explicit instantiations (`template
+// [[host_name("x")]] ...;`, MLX's instantiate_kernel) of other kernels are
+// left out before clang sees them: a file of thousands of instantiations
+// compiles one kernel in the time of one.
 FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
-                          const CompileOptions& options);
+                          const CompileOptions& options,
+                          const std::vector<std::string>& only_kernels = {});
 
 // The text of a module, for `mtlemu compile --emit-llvm`.
 std::string PrintModule(const llvm::Module& module);

@@ -86,6 +86,16 @@ Result<std::shared_ptr<ComputePipelineState>> Device::newComputePipelineState(
     return Error{"kernel '" + function->name() + "': " + error};
   }
   const isa::Kernel& kernel = function->kernel();
+  // A kernel may declare more than a device has (Metal's compiler builds
+  // it; MLX's float32 attention with 256-wide heads declares 53,760
+  // bytes): the pipeline is what fails.
+  if (kernel.static_threadgroup_memory >
+      MetalLimits::kMaxThreadgroupMemoryLength) {
+    return Error{"kernel '" + function->name() + "' declares " +
+                 std::to_string(kernel.static_threadgroup_memory) +
+                 " bytes of threadgroup memory, over "
+                 "maxThreadgroupMemoryLength (32768 bytes)"};
+  }
   std::shared_ptr<Buffer> constant_data;
   if (kernel.constant_data_uniform >= 0) {
     Result<std::shared_ptr<Buffer>> buffer =

@@ -78,8 +78,20 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
           const int l = std::countr_zero(m);
           if ((c[l] != 0) == (d.flow == Flow::kBranchNonZero)) taken |= 1u << l;
         }
-        const uint32_t not_taken = mask & ~taken;
+        uint32_t not_taken = mask & ~taken;
         const uint32_t next = top.pc + 1;
+        // Lanes whose way goes straight to `exit` (an early `return`) are
+        // done now: a barrier further on waits for the others only, as on
+        // Apple's GPUs, even where the branch reconverges at the exit.
+        if (taken != 0 && not_taken != 0) {
+          if (code[d.target].flow == Flow::kExit) {
+            live_ &= ~taken;
+            taken = 0;
+          } else if (code[next].flow == Flow::kExit) {
+            live_ &= ~not_taken;
+            not_taken = 0;
+          }
+        }
         if (not_taken == 0) {
           top.pc = d.target;
         } else if (taken == 0) {

@@ -662,6 +662,36 @@ TEST(AirPipeline, UnknownKernelNameIsAnError) {
   EXPECT_EQ(error, s.error().message);
 }
 
+// Hand-written IR, parsed, with the kernels named prepared, in LLVM's
+// interpreter; `error` says what failed.
+struct InterpretedIr {
+  std::unique_ptr<llvm::LLVMContext> context =
+      std::make_unique<llvm::LLVMContext>();
+  llvm::Module* module = nullptr;  // owned by the engine
+  std::unique_ptr<llvm::ExecutionEngine> engine;
+  std::string error;
+};
+
+InterpretedIr PrepareAndInterpret(const char* ir,
+                                  const std::vector<std::string>& kernels) {
+  InterpretedIr out;
+  llvm::SMDiagnostic diagnostic;
+  std::unique_ptr<llvm::Module> m =
+      llvm::parseAssemblyString(ir, diagnostic, *out.context);
+  if (m == nullptr) {
+    out.error = diagnostic.getMessage().str();
+    return out;
+  }
+  if (!PrepareModule(*m, kernels, &out.error).ok()) return out;
+  out.module = m.get();
+  out.engine.reset(llvm::EngineBuilder(std::move(m))
+                       .setEngineKind(llvm::EngineKind::Interpreter)
+                       .setErrorStr(&out.error)
+                       .create());
+  if (out.engine == nullptr) out.module = nullptr;
+  return out;
+}
+
 // The lowered copies must do what memcpy, memmove and memset do: each
 // kernel below is prepared, then run by LLVM's interpreter on a host buffer
 // and compared with the C library on a copy of it. Sizes cover the
@@ -751,27 +781,15 @@ TEST(AirPipeline, LoweredMemoryIntrinsicsComputeWhatTheLibraryDoes) {
       {"set1001", [](uint8_t* b) { std::memset(b + 16, 0xab, 1001); }},
       {"set_n", [](uint8_t* b) { std::memset(b + 17, kV, kN); }},
   };
-  llvm::LLVMContext context;
-  llvm::SMDiagnostic diagnostic;
-  std::unique_ptr<llvm::Module> m =
-      llvm::parseAssemblyString(kMemOpsIr, diagnostic, context);
-  ASSERT_NE(m, nullptr) << diagnostic.getMessage().str();
   std::vector<std::string> names;
   for (const auto& c : cases) names.push_back(c.first);
-  std::string error;
-  ASSERT_TRUE(PrepareModule(*m, names, &error).ok()) << error;
-  EXPECT_EQ(Count<llvm::MemIntrinsic>(*m), 0) << msl::PrintModule(*m);
-  EXPECT_TRUE(UnexpectedConstructs(*m).empty())
-      << Join(UnexpectedConstructs(*m));
-
-  llvm::Module* module = m.get();
-  std::string engine_error;
-  std::unique_ptr<llvm::ExecutionEngine> engine(
-      llvm::EngineBuilder(std::move(m))
-          .setEngineKind(llvm::EngineKind::Interpreter)
-          .setErrorStr(&engine_error)
-          .create());
-  ASSERT_NE(engine, nullptr) << engine_error;
+  InterpretedIr run = PrepareAndInterpret(kMemOpsIr, names);
+  ASSERT_NE(run.module, nullptr) << run.error;
+  llvm::Module* module = run.module;
+  llvm::ExecutionEngine* engine = run.engine.get();
+  EXPECT_EQ(Count<llvm::MemIntrinsic>(*module), 0) << msl::PrintModule(*module);
+  EXPECT_TRUE(UnexpectedConstructs(*module).empty())
+      << Join(UnexpectedConstructs(*module));
   for (const auto& [name, reference] : cases) {
     alignas(16) uint8_t actual[4096];
     alignas(16) uint8_t expected[4096];
@@ -787,6 +805,76 @@ TEST(AirPipeline, LoweredMemoryIntrinsicsComputeWhatTheLibraryDoes) {
     engine->runFunction(module->getFunction(name), args);
     EXPECT_EQ(std::memcmp(actual, expected, sizeof(actual)), 0) << name;
   }
+}
+
+// What clang makes of `c ? input[i] : init` on a class after inlining
+// (MLX's scans): a choice between a device pointer and a thread one, read
+// through (with an offset; the thread side is an argument here, which SROA
+// cannot take apart). It becomes a branch with a read on each side, each
+// through its own address space, and reads what the condition picks.
+// A uint3 argument read as a short (InstCombine's <6 x i16> bitcast)
+// becomes a shift of its element.
+constexpr char kChoiceIr[] = R"(
+target datalayout = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024"
+target triple = "spir64-unknown-unknown"
+define spir_kernel void @pick(ptr addrspace(1) %in, ptr addrspace(1) %out, i32 %i, i32 %n, ptr %init) {
+  %wide = zext i32 %i to i64
+  %at = getelementptr inbounds [2 x float], ptr addrspace(1) %in, i64 %wide
+  %c = icmp ult i32 %i, %n
+  %g0 = addrspacecast ptr addrspace(1) %at to ptr addrspace(4)
+  %g1 = addrspacecast ptr %init to ptr addrspace(4)
+  %p = select i1 %c, ptr addrspace(4) %g0, ptr addrspace(4) %g1
+  %a = load float, ptr addrspace(4) %p
+  %p1 = getelementptr inbounds float, ptr addrspace(4) %p, i64 1
+  %b = load float, ptr addrspace(4) %p1
+  store float %a, ptr addrspace(1) %out
+  %out1 = getelementptr inbounds float, ptr addrspace(1) %out, i64 1
+  store float %b, ptr addrspace(1) %out1
+  ret void
+}
+define spir_kernel void @short_of_z(ptr addrspace(1) %out, <3 x i32> %v) {
+  %cast = bitcast <3 x i32> %v to <6 x i16>
+  %lo = extractelement <6 x i16> %cast, i64 4
+  %hi = extractelement <6 x i16> %cast, i64 5
+  store i16 %lo, ptr addrspace(1) %out
+  %out1 = getelementptr inbounds i16, ptr addrspace(1) %out, i64 1
+  store i16 %hi, ptr addrspace(1) %out1
+  ret void
+}
+)";
+
+TEST(AirPipeline, ReadsThroughAChoiceOfAddressSpacesAndNarrowBitcasts) {
+  InterpretedIr run = PrepareAndInterpret(kChoiceIr, {"pick", "short_of_z"});
+  ASSERT_NE(run.module, nullptr) << run.error;
+  llvm::Module* module = run.module;
+  llvm::ExecutionEngine* engine = run.engine.get();
+  EXPECT_FALSE(HasGenericPointer(*module)) << msl::PrintModule(*module);
+  EXPECT_TRUE(UnexpectedConstructs(*module).empty())
+      << Join(UnexpectedConstructs(*module));
+  const float in[6] = {0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f};
+  for (uint32_t i : {0u, 2u, 3u, 7u}) {
+    float out[2] = {0, 0};
+    float init[2] = {-1.0f, -2.0f};
+    std::vector<llvm::GenericValue> args(5);
+    args[0] = llvm::PTOGV(const_cast<float*>(in));
+    args[1] = llvm::PTOGV(out);
+    args[2].IntVal = llvm::APInt(32, i);
+    args[3].IntVal = llvm::APInt(32, 3);
+    args[4] = llvm::PTOGV(init);
+    engine->runFunction(module->getFunction("pick"), args);
+    EXPECT_EQ(out[0], i < 3 ? in[2 * i] : -1.0f) << i;
+    EXPECT_EQ(out[1], i < 3 ? in[2 * i + 1] : -2.0f) << i;
+  }
+  uint16_t halves[2] = {0, 0};
+  std::vector<llvm::GenericValue> args(2);
+  args[0] = llvm::PTOGV(halves);
+  args[1].AggregateVal.resize(3);
+  const uint32_t v[3] = {1, 2, 0xabcd1234u};
+  for (int k = 0; k < 3; ++k)
+    args[1].AggregateVal[k].IntVal = llvm::APInt(32, v[k]);
+  engine->runFunction(module->getFunction("short_of_z"), args);
+  EXPECT_EQ(halves[0], 0x1234);
+  EXPECT_EQ(halves[1], 0xabcd);
 }
 
 // Generic pointers the inference cannot resolve (here: a generic kernel

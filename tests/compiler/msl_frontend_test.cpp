@@ -203,7 +203,8 @@ TEST(AttributeRewriter, WrapsTheOperandsOfNamedConditionals) {
       "z = p ? q ? metal::r : s : t;\n";
   const size_t first = source.find('?');
   const size_t second = source.find("? q");
-  const RewrittenSource r = RewriteMetalAttributes(source, {first, second});
+  const RewrittenSource r =
+      RewriteMetalAttributes(source, RetrySites{{first, second}, {}});
   EXPECT_EQ(r.text,
             "x = c ? __mtl_rvalue(a[i]) : __mtl_rvalue(f(b, c2 ? d : e)), "
             "y = 1;\n"

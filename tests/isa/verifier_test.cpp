@@ -389,10 +389,9 @@ TEST(VerifierTest, ConstantData) {
 }
 
 TEST(VerifierTest, Limits) {
-  EXPECT_TRUE(Verify(KernelWith("", ".threadgroup_memory 32768\n")).empty());
-  EXPECT_TRUE(HasError(KernelWith("", ".threadgroup_memory 32769\n"),
-                       "static threadgroup memory 32769 bytes exceeds the "
-                       "limit of 32768"));
+  // More threadgroup memory than a device has is a valid kernel (Metal's
+  // compiler builds it); its pipeline fails (limits_test).
+  EXPECT_TRUE(Verify(KernelWith("", ".threadgroup_memory 53760\n")).empty());
   EXPECT_TRUE(HasError(
       KernelWith("", ".max_total_threads_per_threadgroup 1025\n"),
       "max_total_threads_per_threadgroup 1025 exceeds the limit of 1024"));
