@@ -14,9 +14,11 @@ if [ $# -ne 1 ] || [ ! -d "$1/mlx/backend/metal/kernels" ]; then
 fi
 mlx_dir="$(cd "$1" && pwd)"
 bash scripts/setup.sh
-ninja -C build realworld_mlx_test realworld_metal_constructs_test
+ninja -C build realworld_mlx_test realworld_metal_constructs_test \
+  realworld_generic_metal_code_test
 export MTLEMU_MLX_DIR="$mlx_dir"
 status=0
 ./build/tests/realworld_metal_constructs_test || status=1
+./build/tests/realworld_generic_metal_code_test || status=1
 ./build/tests/realworld_mlx_test || status=1
 exit $status
