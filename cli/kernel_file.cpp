@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <span>
-#include <sstream>
 
 #include "api/library.h"
 #include "isa/binary_module.h"
@@ -17,10 +16,19 @@ Result<std::string> ReadTextFile(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": cannot open file"};
-  std::ostringstream text;
-  text << in.rdbuf();
+  // In pieces, up to a bound: a device (/dev/zero) or a pipe never ends.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes) {
+      return Error{path + ": more than " +
+                   std::to_string(kMaxInputFileBytes >> 20) +
+                   " MiB; not a kernel file"};
+    }
+  }
   if (in.bad()) return Error{path + ": read error"};
-  return text.str();
+  return text;
 }
 
 Result<std::shared_ptr<Library>> LoadLibrary(

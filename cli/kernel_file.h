@@ -17,7 +17,11 @@ Result<std::shared_ptr<Library>> LoadLibrary(
     Device& device, const std::string& path, const std::string& kernel = "",
     const msl::CompileOptions& options = {});
 
-// The whole file, or an error naming it.
+// The most ReadTextFile reads: no kernel file comes near it.
+inline constexpr size_t kMaxInputFileBytes = size_t{256} << 20;
+
+// The whole file, or an error naming it (also one past kMaxInputFileBytes,
+// such as /dev/zero).
 Result<std::string> ReadTextFile(const std::string& path);
 
 }  // namespace mtlemu::cli

@@ -47,9 +47,10 @@ void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
   cmd->add_option("--threadgroup-memory", run.threadgroup_memory,
                   "INDEX=BYTES (setThreadgroupMemoryLength)");
   cmd->add_option("--threads", run.threads,
-                  "Host threads (default: all cores)");
+                  "Host threads (default, or 0: all cores)");
   cmd->add_option("--timeout", run.timeout_seconds,
-                  "Seconds before the dispatch is stopped as a GPU timeout")
+                  "Seconds before the dispatch is stopped as a GPU timeout "
+                  "(inf: no limit)")
       ->capture_default_str();
   cmd->add_option("--constant", run.constants,
                   "Function constant NAME=TYPE:V or INDEX=TYPE:V (.metal)");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -172,11 +173,20 @@ int Run(const RunOptions& options) {
   CheckOptionsApply(options);
   std::shared_ptr<Device> device = Unwrap(Device::Create(options.chip));
   device->options().host_threads = options.threads;
+  if (options.threads < 0) {
+    throw RunError(
+        "--threads must be 0 (all cores) or a number of host "
+        "threads, not " +
+        std::to_string(options.threads));
+  }
   if (!(options.timeout_seconds > 0)) {
     throw RunError("--timeout must be a positive number of seconds");
   }
-  device->options().timeout = std::chrono::milliseconds(
-      static_cast<int64_t>(options.timeout_seconds * 1000.0));
+  // `inf` or anything past 10^9 s: no limit (the dispatch keeps the clock
+  // within range).
+  constexpr double kNoLimitSeconds = 1e9;
+  device->options().timeout = std::chrono::milliseconds(static_cast<int64_t>(
+      std::min(options.timeout_seconds, kNoLimitSeconds) * 1000.0));
   ProgressLine progress;
   device->options().progress = [&progress](uint64_t done, uint64_t total) {
     progress.Update(done, total);

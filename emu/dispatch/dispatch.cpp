@@ -97,16 +97,21 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
   std::vector<ThreadgroupTrace>* batch = nullptr;
   uint64_t batch_begin = 0;
   const bool timed = setup.timing != nullptr;
+  // A timeout past what the clock holds (a host's "no limit") is kept
+  // within it: about 31 years.
+  const auto timeout = std::min<std::chrono::milliseconds>(
+      setup.timeout, std::chrono::milliseconds(int64_t{1'000'000'000'000}));
   const auto body = [&](const tbb::blocked_range<uint64_t>& range) {
     WorkerState& w = workers.local();
-    StopSignal stop{start + setup.timeout, &cancel, setup.interrupt};
+    StopSignal stop{start + timeout, &cancel, setup.interrupt};
     for (uint64_t i = range.begin(); i != range.end(); ++i) {
-      if (cancel.load(std::memory_order_relaxed) || first_fault.Skip(i)) {
-        return;
-      }
-      if (setup.interrupt != nullptr &&
-          setup.interrupt->load(std::memory_order_relaxed)) {
-        interrupted.store(true);
+      if (first_fault.Skip(i)) return;
+      // Between threadgroups too (the clock every 64): a huge grid of short
+      // threadgroups must stop at its deadline.
+      if (cancel.load(std::memory_order_relaxed) ||
+          ((i & 63) == 0 && stop.ShouldStop())) {
+        if (stop.timed_out) timed_out.store(true);
+        if (stop.interrupted) interrupted.store(true);
         cancel.store(true);
         return;
       }
@@ -224,7 +229,7 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
     result.fault.kernel = setup.kernel->kernel->name;
     result.fault.detail =
         fmt::format("the dispatch ran longer than {:g} s (",
-                    static_cast<double>(setup.timeout.count()) / 1000.0) +
+                    static_cast<double>(timeout.count()) / 1000.0) +
         std::to_string(result.threadgroups_done) + " of " +
         std::to_string(total) +
         " threadgroups done); Metal reports this as "

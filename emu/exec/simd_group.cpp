@@ -6,6 +6,19 @@
 
 namespace mtlemu::emu {
 
+bool StopSignal::ShouldStop() {
+  if (cancel->load(std::memory_order_relaxed)) return true;
+  if (interrupt != nullptr && interrupt->load(std::memory_order_relaxed)) {
+    interrupted = true;
+    return true;
+  }
+  if (std::chrono::steady_clock::now() > deadline) {
+    timed_out = true;
+    return true;
+  }
+  return false;
+}
+
 void SimdGroup::Start(uint32_t live_mask) {
   live_ = live_mask;
   stack_.clear();
@@ -15,9 +28,7 @@ void SimdGroup::Start(uint32_t live_mask) {
 
 SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
                                StopSignal& stop, SimdGroupStats& stats) {
-  constexpr uint64_t kCheckInterval = 1u << 14;
   const DecodedInstruction* code = kernel.code.data();
-  uint64_t until_check = kCheckInterval;
   // Active-lane count, recomputed only when the mask changes (popcount is a
   // library call on baseline x86-64).
   uint32_t counted_mask = 0;
@@ -30,20 +41,9 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       stack_.pop_back();
       continue;
     }
-    if (--until_check == 0) {
-      until_check = kCheckInterval;
-      if (stop.cancel->load(std::memory_order_relaxed)) {
-        return status_ = SimdGroupStatus::kFaulted;
-      }
-      if (stop.interrupt != nullptr &&
-          stop.interrupt->load(std::memory_order_relaxed)) {
-        stop.interrupted = true;
-        return status_ = SimdGroupStatus::kFaulted;
-      }
-      if (std::chrono::steady_clock::now() > stop.deadline) {
-        stop.timed_out = true;
-        return status_ = SimdGroupStatus::kFaulted;
-      }
+    if (--stop.until_check == 0) {
+      stop.until_check = StopSignal::kCheckInterval;
+      if (stop.ShouldStop()) return status_ = SimdGroupStatus::kFaulted;
     }
     const DecodedInstruction& d = code[top.pc];
     if (trace_ != nullptr) [[unlikely]] {

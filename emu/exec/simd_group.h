@@ -38,6 +38,15 @@ struct StopSignal {
   const std::atomic<bool>* interrupt = nullptr;
   bool timed_out = false;    // set by RunSimdGroup on timeout
   bool interrupted = false;  // set by RunSimdGroup on an interrupt
+  // Instructions until the next look at the clock and the flags. Kept
+  // here, not per Run call: a loop through a barrier returns to its
+  // threadgroup's runner every iteration, and would start the count over.
+  uint64_t until_check = kCheckInterval;
+  static constexpr uint64_t kCheckInterval = uint64_t{1} << 14;
+
+  // Whether the dispatch must stop now (timeout, interrupt or
+  // cancellation); sets timed_out or interrupted.
+  bool ShouldStop();
 };
 
 class SimdGroup {

@@ -137,6 +137,15 @@ TEST_F(CliErrorsTest, DirectoryInsteadOfFile) {
   }
 }
 
+// A device that never ends is refused past a bound, not read until memory
+// runs out.
+TEST_F(CliErrorsTest, EndlessFileIsRefused) {
+  for (const std::string command : {"asm", "disasm"}) {
+    ExpectBadInput({command, "/dev/zero"},
+                   "/dev/zero: more than 256 MiB; not a kernel file");
+  }
+}
+
 TEST_F(CliErrorsTest, UnsupportedFileType) {
   const std::string path = dir_.Path("kernel.txt");
   WriteFile(path, ReadFile(Example("vector_add.s")));
@@ -269,6 +278,21 @@ TEST_F(CliErrorsTest, InfiniteLoopTimesOutAndKeepsOutputs) {
   EXPECT_TRUE(Contains(r.err, "kernel 'spin'"));
   EXPECT_EQ(ReadNpyValues<uint32_t>(out, ScalarType::kUInt),
             (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+TEST_F(CliErrorsTest, NegativeHostThreadsAreRefused) {
+  ExpectBadInput(
+      VectorAddRun({"--buffer", "0=float[4]:iota", "--threads", "-1"}),
+      "--threads must be 0 (all cores) or a number of host "
+      "threads, not -1");
+}
+
+TEST_F(CliErrorsTest, InfiniteTimeoutIsNoLimit) {
+  for (const std::string timeout : {"inf", "1e300"}) {
+    const ProcessResult r = Run(
+        VectorAddRun({"--buffer", "0=float[4]:iota", "--timeout", timeout}));
+    EXPECT_EQ(r.exit_code, kExitOk) << timeout << ": " << r.err;
+  }
 }
 
 // --- asm, disasm, binary modules -------------------------------------------

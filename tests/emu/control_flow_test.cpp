@@ -15,6 +15,7 @@ namespace mtlemu {
 namespace {
 
 using testing::KernelHarness;
+using testing::RanOk;
 
 std::vector<int32_t> RunOneBuffer(const char* isa, uint32_t threads,
                                   uint32_t threadgroup, int host_threads = 0) {
@@ -234,6 +235,65 @@ TEST(ControlFlow, TimeoutStopsAnInfiniteLoop) {
   EXPECT_EQ(h.error()->code, CommandBufferErrorCode::kTimeout);
   EXPECT_NE(h.error()->message.find("timeout"), std::string::npos)
       << h.error()->message;
+}
+
+// The clock is looked at every so many instructions of a SIMD group; a loop
+// through a barrier goes back to its threadgroup's runner each iteration,
+// and the count must not start over there.
+constexpr char kInfiniteLoopThroughABarrier[] = R"(
+.kernel spin_at_barrier
+.buffer 0 u0 device int out
+loop:
+    threadgroup_barrier.mem_threadgroup
+    br loop
+.end
+)";
+
+TEST(ControlFlow, TimeoutStopsAnInfiniteLoopThroughABarrier) {
+  KernelHarness h(kInfiniteLoopThroughABarrier);
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  h.device().options().timeout = std::chrono::milliseconds(200);
+  h.SetBuffer(0, std::vector<int32_t>(64));
+  ASSERT_TRUE(h.DispatchThreads({64, 1, 1}, {64, 1, 1}).ok());
+  ASSERT_NE(h.error(), nullptr);
+  EXPECT_EQ(h.error()->code, CommandBufferErrorCode::kTimeout);
+}
+
+// 2^32 threadgroups of one thread that exits at once: the deadline is
+// looked at between threadgroups too.
+TEST(ControlFlow, TimeoutStopsAHugeGridOfShortThreadgroups) {
+  KernelHarness h(R"(
+.kernel nothing
+.buffer 0 u0 device int out
+    exit
+.end
+)");
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  h.device().options().timeout = std::chrono::milliseconds(200);
+  h.SetBuffer(0, std::vector<int32_t>(1));
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(h.DispatchThreadgroups({65536, 65536, 1}, {1, 1, 1}).ok());
+  ASSERT_NE(h.error(), nullptr);
+  EXPECT_EQ(h.error()->code, CommandBufferErrorCode::kTimeout);
+  // Stopped near its deadline, not after the grid (hours).
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+}
+
+// A timeout past what the clock holds means no limit, not an immediate one.
+TEST(ControlFlow, HugeTimeoutIsNoLimit) {
+  KernelHarness h(R"(
+.kernel store_one
+.buffer 0 u0 device int out
+    mov.u32 r0, %thread_position_in_grid.x
+    st.device.i32 [u0 + r0*4], 1
+    exit
+.end
+)");
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  h.device().options().timeout = std::chrono::milliseconds::max();
+  h.SetBuffer(0, std::vector<int32_t>(64));
+  ASSERT_TRUE(RanOk(h, h.DispatchThreads({64, 1, 1}, {64, 1, 1})));
+  EXPECT_EQ(h.Read<int32_t>(0), std::vector<int32_t>(64, 1));
 }
 
 TEST(ControlFlow, InterruptStopsAnInfiniteLoop) {
