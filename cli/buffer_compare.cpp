@@ -46,10 +46,8 @@ int64_t AsInteger(isa::ScalarType t, const uint8_t* p) {
 
 }  // namespace
 
-Result<Comparison> CompareBuffer(isa::ScalarType type,
-                                 std::span<const uint8_t> actual,
-                                 const NpyArray& expected,
-                                 const Tolerance& tolerance) {
+Status CheckComparable(isa::ScalarType type, uint64_t buffer_bytes,
+                       const NpyArray& expected) {
   const bool compatible =
       expected.type == type || (type == isa::ScalarType::kBFloat &&
                                 expected.type == isa::ScalarType::kUShort);
@@ -58,12 +56,24 @@ Result<Comparison> CompareBuffer(isa::ScalarType type,
                              isa::MetalName(expected.type),
                              isa::MetalName(type))};
   }
+  const uint64_t size = isa::SizeOf(type);
+  const uint64_t count = expected.data.size() / size;
+  if (count != buffer_bytes / size) {
+    return Error{fmt::format("expected {} elements, the buffer has {}", count,
+                             buffer_bytes / size)};
+  }
+  return {};
+}
+
+Result<Comparison> CompareBuffer(isa::ScalarType type,
+                                 std::span<const uint8_t> actual,
+                                 const NpyArray& expected,
+                                 const Tolerance& tolerance) {
+  if (Status s = CheckComparable(type, actual.size(), expected); !s.ok()) {
+    return s.error();
+  }
   const size_t size = static_cast<size_t>(isa::SizeOf(type));
   const uint64_t count = expected.data.size() / size;
-  if (count != actual.size() / size) {
-    return Error{fmt::format("expected {} elements, the buffer has {}", count,
-                             actual.size() / size)};
-  }
   Comparison c;
   c.elements = count;
   for (uint64_t i = 0; i < count; ++i) {

@@ -24,6 +24,11 @@ struct Comparison {
   std::string first_mismatches;  // up to 5 lines "  [i] got X, expected Y"
 };
 
+// Whether `expected` can be compared with a buffer of `buffer_bytes` of
+// `type`: the same element type (ushort for bfloat) and count.
+Status CheckComparable(isa::ScalarType type, uint64_t buffer_bytes,
+                       const NpyArray& expected);
+
 // Fails when the expected array's element type or count does not fit.
 Result<Comparison> CompareBuffer(isa::ScalarType type,
                                  std::span<const uint8_t> actual,

@@ -471,15 +471,25 @@ Status WriteNpy(const std::string& path, ScalarType type,
                   ShapeRepr(shape) + " (size mismatch)");
   }
   const std::string header = NpyHeader(type, shape);
-  File f(std::fopen(path.c_str(), "wb"));
+  // Into a file beside it, renamed over it once whole: a failed write
+  // never leaves a truncated file where a good one was.
+  const std::string partial = path + ".partial";
+  File f(std::fopen(partial.c_str(), "wb"));
   if (!f) return FileError(path, "cannot open for writing: " + ErrnoText());
-  if (std::fwrite(header.data(), 1, header.size(), f.get()) != header.size() ||
-      (!data.empty() &&
-       std::fwrite(data.data(), 1, data.size(), f.get()) != data.size())) {
-    return FileError(path, "write error: " + ErrnoText());
+  const bool written =
+      std::fwrite(header.data(), 1, header.size(), f.get()) == header.size() &&
+      (data.empty() ||
+       std::fwrite(data.data(), 1, data.size(), f.get()) == data.size());
+  const std::string write_error = written ? "" : ErrnoText();
+  if (std::fclose(f.release()) != 0 || !written) {
+    const std::string why = written ? ErrnoText() : write_error;
+    std::remove(partial.c_str());
+    return FileError(path, "write error: " + why);
   }
-  if (std::fclose(f.release()) != 0) {
-    return FileError(path, "write error: " + ErrnoText());
+  if (std::rename(partial.c_str(), path.c_str()) != 0) {
+    const std::string why = ErrnoText();
+    std::remove(partial.c_str());
+    return FileError(path, "cannot replace: " + why);
   }
   return {};
 }

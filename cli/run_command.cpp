@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -108,6 +109,29 @@ OutputSpec ParseOutputSpec(const char* option, const std::string& text,
       names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
 }
 
+// Before the run: the folder of `--out`'s file exists, and no other
+// --out writes the same file (the last of `outputs` is the one to check).
+void CheckOutputPath(const std::vector<OutputSpec>& outputs,
+                     const std::string& text) {
+  const std::string& path = outputs.back().path;
+  const std::filesystem::path folder =
+      std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!folder.empty() && !std::filesystem::is_directory(folder, ec)) {
+    throw RunError("--out '" + text + "': no folder " + folder.string());
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    throw RunError("--out '" + text + "': " + path + " is a directory");
+  }
+  for (size_t k = 0; k + 1 < outputs.size(); ++k) {
+    if (std::filesystem::weakly_canonical(outputs[k].path, ec) ==
+        std::filesystem::weakly_canonical(path, ec)) {
+      throw RunError("--out '" + text + "': " + outputs[k].key +
+                     " is written to " + path + " already");
+    }
+  }
+}
+
 std::string SizeText(const MTLSize& s) {
   return fmt::format("{}x{}x{}", s.width, s.height, s.depth);
 }
@@ -203,6 +227,7 @@ int Run(const RunOptions& options) {
   std::vector<OutputSpec> outputs;
   for (const std::string& text : options.outs) {
     outputs.push_back(ParseOutputSpec("--out", text, launch));
+    CheckOutputPath(outputs, text);
   }
   // Expected contents, read now so that a bad file fails before the run.
   std::vector<std::pair<OutputSpec, NpyArray>> expected;
@@ -211,6 +236,12 @@ int Run(const RunOptions& options) {
     Result<NpyArray> array = ReadNpy(spec.path);
     if (!array.ok()) {
       throw RunError("--expect '" + text + "': " + array.error().message);
+    }
+    // Its size and type against the buffer's, before the run.
+    const BoundBuffer& b = launch.buffers.at(spec.key);
+    if (Status s = CheckComparable(b.type, b.buffer->length(), array.value());
+        !s.ok()) {
+      throw RunError("--expect '" + text + "': " + s.error().message);
     }
     expected.emplace_back(spec, std::move(array).value());
   }
@@ -272,9 +303,12 @@ int Run(const RunOptions& options) {
       Result<Comparison> c = CompareBuffer(
           b.type, std::span<const uint8_t>(bytes, b.buffer->length()), array,
           {options.rtol, options.atol});
-      if (!c.ok()) {
-        throw RunError("--expect " + spec.key + "=" + spec.path + ": " +
-                       c.error().message);
+      if (!c.ok()) {  // checked before the run; the outputs still go out
+        std::fprintf(stderr, "mtlemu: error: --expect %s=%s: %s\n",
+                     spec.key.c_str(), spec.path.c_str(),
+                     c.error().message.c_str());
+        code = kExitBadInput;
+        continue;
       }
       if (c.value().mismatches == 0) {
         if (!options.quiet) {

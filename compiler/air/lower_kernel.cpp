@@ -1,5 +1,6 @@
 #include "compiler/air/lower_kernel.h"
 
+#include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DataLayout.h>
 #include <llvm/IR/DebugInfoMetadata.h>
@@ -493,19 +494,30 @@ bool UsedIn(const llvm::Value& v, const llvm::Function& f) {
 void Lowering::AllocateStaticMemory() {
   // Threadgroup arrays declared in the kernel: static threadgroup memory.
   // The module may hold other kernels' arrays too.
-  uint32_t offset = 0;
+  // Sizes add up in 64 bits: a 4 GiB array must not wrap to nothing. More
+  // than the 32 KB a device has compiles (the pipeline refuses it, as
+  // Metal's does); more than 32 bits can count cannot.
+  constexpr uint64_t kMaxBytes = uint64_t{1} << 31;
+  uint64_t offset = 0;
   for (const llvm::GlobalVariable& g : f_.getParent()->globals()) {
     if (g.getAddressSpace() != 3 || !UsedIn(g, f_)) continue;
     const llvm::Align align = g.getAlign().valueOrOne();
-    offset = static_cast<uint32_t>(llvm::alignTo(offset, align));
-    threadgroup_globals_[&g] = offset;
-    offset += static_cast<uint32_t>(
-        layout_.getTypeAllocSize(g.getValueType()).getFixedValue());
+    offset = llvm::alignTo(offset, align);
+    threadgroup_globals_[&g] = static_cast<uint32_t>(offset);
+    offset += layout_.getTypeAllocSize(g.getValueType()).getFixedValue();
+    if (offset > kMaxBytes) {
+      error_ = "kernel '" + decl_.name + "' declares more than " +
+               std::to_string(kMaxBytes) +
+               " bytes of threadgroup memory (a device has 32768: "
+               "maxThreadgroupMemoryLength), in '" +
+               llvm::demangle(g.getName().str()) + "'";
+      return;
+    }
   }
   kernel_.static_threadgroup_memory =
       static_cast<uint32_t>(llvm::alignTo(offset, 16));
   // Private arrays: thread memory.
-  uint32_t thread = 0;
+  uint64_t thread = 0;
   for (const llvm::Instruction& inst : f_.getEntryBlock()) {
     if (const auto* a = llvm::dyn_cast<llvm::AllocaInst>(&inst)) {
       const auto size = a->getAllocationSize(layout_);
@@ -513,9 +525,15 @@ void Lowering::AllocateStaticMemory() {
         Unsupported("a private array of run-time size", a);
         continue;
       }
-      thread = static_cast<uint32_t>(llvm::alignTo(thread, a->getAlign()));
-      allocas_[a] = thread;
-      thread += static_cast<uint32_t>(size->getFixedValue());
+      thread = llvm::alignTo(thread, a->getAlign());
+      allocas_[a] = static_cast<uint32_t>(thread);
+      thread += size->getFixedValue();
+      if (thread > kMaxBytes) {
+        Unsupported("more than " + std::to_string(kMaxBytes) +
+                        " bytes of private arrays a thread",
+                    a);
+        return;
+      }
     }
   }
   kernel_.thread_memory = static_cast<uint32_t>(llvm::alignTo(thread, 16));

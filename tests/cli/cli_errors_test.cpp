@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -293,6 +294,45 @@ TEST_F(CliErrorsTest, InfiniteTimeoutIsNoLimit) {
         VectorAddRun({"--buffer", "0=float[4]:iota", "--timeout", timeout}));
     EXPECT_EQ(r.exit_code, kExitOk) << timeout << ": " << r.err;
   }
+}
+
+// --- outputs: checked before the run, kept after it --------------------------
+
+// The run would have computed out = a + b; a wrong --expect size is found
+// before it, not after (when it used to throw the outputs away).
+TEST_F(CliErrorsTest, ExpectOfTheWrongSizeFailsBeforeTheRun) {
+  const std::string expect = dir_.Path("short.npy");
+  cli_test::WriteNpyValues(expect, ScalarType::kFloat,
+                           std::vector<float>{0, 2, 4});
+  const std::string err = ExpectBadInput(
+      VectorAddRun({"--buffer", "0=float[4]:iota", "--expect", "2=" + expect}),
+      "expected 3 elements, the buffer has 4");
+  EXPECT_FALSE(Contains(err, "dispatched"));
+}
+
+TEST_F(CliErrorsTest, OutputPathsAreCheckedBeforeTheRun) {
+  const std::string missing = dir_.Path("no/such/folder/x.npy");
+  ExpectBadInput(
+      VectorAddRun({"--buffer", "0=float[4]:iota", "--out", "2=" + missing}),
+      "no folder");
+  const std::string twice = dir_.Path("twice.npy");
+  ExpectBadInput(VectorAddRun({"--buffer", "0=float[4]:iota", "--out",
+                               "2=" + twice, "--out", "0=" + twice}),
+                 "is written to " + twice + " already");
+  EXPECT_FALSE(std::filesystem::exists(twice));
+}
+
+// An existing output is replaced whole (written beside it, then renamed).
+TEST_F(CliErrorsTest, OutputReplacesAnExistingFileWhole) {
+  const std::string out = dir_.Path("out.npy");
+  cli_test::WriteNpyValues(out, ScalarType::kFloat,
+                           std::vector<float>(100, 7.0f));
+  const ProcessResult r =
+      Run(VectorAddRun({"--buffer", "0=float[4]:iota", "--out", "2=" + out}));
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(ReadNpyValues<float>(out, ScalarType::kFloat),
+            (std::vector<float>{0, 2, 4, 6}));
+  EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
 }
 
 // --- asm, disasm, binary modules -------------------------------------------

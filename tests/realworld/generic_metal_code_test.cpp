@@ -408,5 +408,27 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
       << h.status().error().message;
 }
 
+// A 4 GiB threadgroup array used to wrap to 0 bytes and fault at run time.
+TEST(GenericMetalCode, HugeThreadgroupArrayIsACompileError) {
+  const Result<isa::Module> module = compiler::CompileMsl(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  threadgroup float t[1073741824];
+  t[i] = 1;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[i] = t[i + 1];
+}
+)",
+                                                          "generic.metal", {});
+  ASSERT_FALSE(module.ok());
+  EXPECT_NE(module.error().message.find(
+                "kernel 'k' declares more than 2147483648 bytes of "
+                "threadgroup memory (a device has 32768: "
+                "maxThreadgroupMemoryLength)"),
+            std::string::npos)
+      << module.error().message;
+}
+
 }  // namespace
 }  // namespace mtlemu
