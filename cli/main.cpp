@@ -165,6 +165,11 @@ int main(int argc, char** argv) {
   CLI::App* chips_cmd =
       app.add_subcommand("chips", "List the chips and their limits");
 
+  // Argument errors read like every other error of the tool.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("mtlemu: error: ") + e.what() +
+           "\nRun with --help for more information.\n";
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -281,6 +281,11 @@ TEST_F(CliErrorsTest, InfiniteLoopTimesOutAndKeepsOutputs) {
             (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
 }
 
+TEST_F(CliErrorsTest, ArgumentErrorsReadLikeOtherErrors) {
+  ExpectBadInput({"run", Example("vector_add.s"), "--grid", "4"},
+                 "mtlemu: error: --kernel is required");
+}
+
 TEST_F(CliErrorsTest, NegativeHostThreadsAreRefused) {
   ExpectBadInput(
       VectorAddRun({"--buffer", "0=float[4]:iota", "--threads", "-1"}),
