@@ -46,6 +46,12 @@ void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
                   "INDEX=TYPE:V[,V...] (setBytes: scalars, packed structs)");
   cmd->add_option("--threadgroup-memory", run.threadgroup_memory,
                   "INDEX=BYTES (setThreadgroupMemoryLength)");
+  cmd->add_option("--threadgroup-memory-fill", run.threadgroup_memory_fill,
+                  "What threadgroup memory holds at a threadgroup's start "
+                  "(Metal: undefined): zero (default), poison (every byte "
+                  "0xFF: NaN, -1) or random (seeded by the threadgroup's "
+                  "position; the same every run)")
+      ->check(CLI::IsMember({"zero", "poison", "random"}));
   cmd->add_option("--threads", run.threads,
                   "Host threads (default, or 0: all cores)");
   cmd->add_option("--timeout", run.timeout_seconds,

@@ -206,6 +206,12 @@ int Run(const RunOptions& options) {
   if (!(options.timeout_seconds > 0)) {
     throw RunError("--timeout must be a positive number of seconds");
   }
+  device->options().threadgroup_memory_fill =
+      options.threadgroup_memory_fill == "poison"
+          ? emu::ThreadgroupMemoryFill::kPoison
+      : options.threadgroup_memory_fill == "random"
+          ? emu::ThreadgroupMemoryFill::kRandom
+          : emu::ThreadgroupMemoryFill::kZero;
   // `inf` or anything past 10^9 s: no limit (the dispatch keeps the clock
   // within range).
   constexpr double kNoLimitSeconds = 1e9;

@@ -33,6 +33,7 @@ struct RunOptions {
   double atol = 1e-6;
   int threads = 0;
   double timeout_seconds = 600;
+  std::string threadgroup_memory_fill = "zero";  // or "poison", "random"
   bool quiet = false;
   // Timed mode: the chip's timing model (--timing, implied by the rest).
   bool timing = false;

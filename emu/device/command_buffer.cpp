@@ -72,6 +72,7 @@ void CommandBuffer::commit() {
     setup.kernel = &command.pipeline->decoded();
     setup.uniforms = command.uniforms;
     setup.threadgroup_memory_length = command.threadgroup_memory_length;
+    setup.threadgroup_memory_fill = options.threadgroup_memory_fill;
     setup.device = &device_->memory();
     setup.grid = command.grid;
     setup.host_threads = options.host_threads;

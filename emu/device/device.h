@@ -15,6 +15,7 @@
 #include "emu/device/buffer.h"
 #include "emu/device/compute_pipeline_state.h"
 #include "emu/device/library.h"
+#include "emu/dispatch/dispatch.h"
 
 namespace mtlemu {
 
@@ -35,6 +36,10 @@ struct EmulatorOptions {
   bool timing = false;
   bool timeline = false;     // with timing: keep the timeline for a trace
   bool simd_detail = false;  // with timeline: a slice per SIMD group
+  // What threadgroup memory holds at a threadgroup's start (Metal: not
+  // defined; see emu/dispatch/dispatch.h).
+  emu::ThreadgroupMemoryFill threadgroup_memory_fill =
+      emu::ThreadgroupMemoryFill::kZero;
 };
 
 class Device : public std::enable_shared_from_this<Device> {

@@ -36,12 +36,20 @@ class TraceSink {
   virtual void Consume(std::vector<ThreadgroupTrace>& batch) = 0;
 };
 
+// What threadgroup memory holds when a threadgroup starts. Metal leaves it
+// undefined; zero (the default) makes runs repeat exactly, and so do the
+// other two: poison is every byte 0xFF (a float or half NaN, an integer
+// -1), random a pattern seeded by the threadgroup's position in the grid.
+// Reading memory nobody wrote shows up under poison or random.
+enum class ThreadgroupMemoryFill : uint8_t { kZero, kPoison, kRandom };
+
 struct DispatchSetup {
   const DecodedKernel* kernel = nullptr;
   std::vector<uint32_t> uniforms;  // kernel->kernel->uniforms values
   // Offsets of [[threadgroup(n)]] blocks are in `uniforms`; this is the total
   // threadgroup memory each threadgroup gets (static + arguments).
   uint32_t threadgroup_memory_length = 0;
+  ThreadgroupMemoryFill threadgroup_memory_fill = ThreadgroupMemoryFill::kZero;
   const DeviceMemory* device = nullptr;
   DispatchGrid grid;
   int host_threads = 0;  // 0: all cores

@@ -153,6 +153,36 @@ void ThreadgroupRunner::StartSimdGroup(const DispatchSetup& setup,
   sg.Start(lanes == kLanes ? kAllLanes : (1u << lanes) - 1);
 }
 
+void ThreadgroupRunner::FillThreadgroupMemory(const DispatchSetup& setup,
+                                              const Size3& position) {
+  const uint32_t length = setup.threadgroup_memory_length;
+  switch (setup.threadgroup_memory_fill) {
+    case ThreadgroupMemoryFill::kZero:
+      threadgroup_memory_.assign(length, 0);
+      return;
+    case ThreadgroupMemoryFill::kPoison:
+      threadgroup_memory_.assign(length, 0xff);
+      return;
+    case ThreadgroupMemoryFill::kRandom:
+      break;
+  }
+  threadgroup_memory_.resize(length);
+  // SplitMix64 from the threadgroup's position: independent of which host
+  // thread runs it, and different for each threadgroup.
+  uint64_t state = (uint64_t{position[2]} << 42) ^
+                   (uint64_t{position[1]} << 21) ^ position[0];
+  for (uint32_t i = 0; i < length; i += 8) {
+    state += 0x9e3779b97f4a7c15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    for (uint32_t b = 0; b < 8 && i + b < length; ++b) {
+      threadgroup_memory_[i + b] = static_cast<uint8_t>(z >> (8 * b));
+    }
+  }
+}
+
 bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
                             StopSignal& stop, SimdGroupStats& stats,
                             Fault& fault, ThreadgroupTrace* trace) {
@@ -174,9 +204,9 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
   } else {
     for (SimdGroup& sg : simd_groups_) sg.set_trace(nullptr);
   }
-  // Threadgroup memory is undefined at start in Metal; zero it so runs
-  // repeat exactly.
-  threadgroup_memory_.assign(setup.threadgroup_memory_length, 0);
+  // Threadgroup memory is undefined at start in Metal: filled as the
+  // setup says, the same on every run.
+  FillThreadgroupMemory(setup, position);
   const uint32_t thread_memory = setup.kernel->kernel->thread_memory;
   thread_memory_.assign(static_cast<size_t>(thread_memory) * kLanes * count, 0);
   for (uint32_t i = 0; i < count; ++i) {

@@ -25,6 +25,7 @@ class ThreadgroupRunner {
  private:
   void StartSimdGroup(const DispatchSetup& setup, const Size3& position,
                       const Size3& size, uint32_t index);
+  void FillThreadgroupMemory(const DispatchSetup& setup, const Size3& position);
 
   std::vector<SimdGroup> simd_groups_;
   std::vector<uint8_t> threadgroup_memory_;

@@ -340,6 +340,33 @@ TEST_F(CliErrorsTest, OutputReplacesAnExistingFileWhole) {
   EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
 }
 
+// Threadgroup memory nobody wrote reads as the fill asked for.
+TEST_F(CliErrorsTest, ThreadgroupMemoryFill) {
+  const std::string kernel = dir_.Path("read_unwritten.s");
+  WriteFile(kernel, R"(
+.kernel read_unwritten
+.buffer 0 u0 device uint out
+.threadgroup_memory 64
+    mov.u32 r0, %thread_position_in_threadgroup.x
+    ld.threadgroup.u32 r1, [r0*4]
+    st.device.u32 [u0 + r0*4], r1
+    exit
+.end
+)");
+  const std::string out = dir_.Path("out.npy");
+  const ProcessResult r =
+      Run({"run", kernel, "--kernel", "read_unwritten", "--grid", "16",
+           "--threadgroup", "16", "--buffer", "0=uint[16]:zeros", "--out",
+           "0=" + out, "--threadgroup-memory-fill", "poison"});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(ReadNpyValues<uint32_t>(out, ScalarType::kUInt),
+            std::vector<uint32_t>(16, 0xffffffffu));
+  ExpectBadInput(
+      {"run", kernel, "--kernel", "read_unwritten", "--grid", "16", "--buffer",
+       "0=uint[16]:zeros", "--threadgroup-memory-fill", "nan"},
+      "--threadgroup-memory-fill");
+}
+
 // --- asm, disasm, binary modules -------------------------------------------
 
 class AsmRoundTripTest : public CliErrorsTest,

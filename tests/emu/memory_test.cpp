@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ostream>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -1053,6 +1054,49 @@ done:
   EXPECT_TRUE(Mentions(e.message, "buffer(0) 'out'"));
   EXPECT_TRUE(
       Mentions(e.message, fmt::format("at offset {}", 3207 * 4 + 0x100000)));
+}
+
+// Threadgroup memory nobody wrote: what EmulatorOptions'
+// threadgroup_memory_fill puts there (Metal leaves it undefined).
+constexpr char kReadUnwritten[] = R"(
+.kernel read_unwritten
+.buffer 0 u0 device uint out
+.threadgroup_memory 256
+    mov.u32 r0, %thread_position_in_threadgroup.x
+    ld.threadgroup.u32 r1, [r0*4]
+    mov.u32 r2, %thread_position_in_grid.x
+    st.device.u32 [u0 + r2*4], r1
+    exit
+.end
+)";
+
+std::vector<uint32_t> ReadUnwritten(emu::ThreadgroupMemoryFill fill,
+                                    int host_threads) {
+  KernelHarness h(kReadUnwritten);
+  EXPECT_TRUE(h.status().ok()) << h.status().error().message;
+  h.device().options().threadgroup_memory_fill = fill;
+  h.device().options().host_threads = host_threads;
+  h.SetBuffer(0, std::vector<uint32_t>(256, 7));
+  EXPECT_TRUE(Runs(h, {256}, {64}));
+  return h.Read<uint32_t>(0);
+}
+
+TEST(MemoryTest, UnwrittenThreadgroupMemoryIsZeroPoisonOrRandom) {
+  EXPECT_EQ(ReadUnwritten(emu::ThreadgroupMemoryFill::kZero, 0),
+            std::vector<uint32_t>(256, 0));
+  EXPECT_EQ(ReadUnwritten(emu::ThreadgroupMemoryFill::kPoison, 0),
+            std::vector<uint32_t>(256, 0xffffffffu));
+  const std::vector<uint32_t> one =
+      ReadUnwritten(emu::ThreadgroupMemoryFill::kRandom, 1);
+  // The same on any number of host threads, and each threadgroup its own.
+  EXPECT_EQ(ReadUnwritten(emu::ThreadgroupMemoryFill::kRandom, 4), one);
+  const std::set<uint32_t> distinct(one.begin(), one.end());
+  EXPECT_GT(distinct.size(), 200u);
+  for (int g = 1; g < 4; ++g) {
+    EXPECT_FALSE(
+        std::equal(one.begin(), one.begin() + 64, one.begin() + 64 * g))
+        << "threadgroup " << g;
+  }
 }
 
 }  // namespace
