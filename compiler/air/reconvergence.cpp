@@ -4,6 +4,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Instructions.h>
 
+#include <set>
 #include <vector>
 
 namespace mtlemu::air {
@@ -102,6 +103,51 @@ std::vector<int> PostDominators(
   return idom;
 }
 
+bool HasBarrier(const llvm::BasicBlock& block) {
+  for (const llvm::Instruction& inst : block) {
+    const auto* call = llvm::dyn_cast<llvm::CallBase>(&inst);
+    const llvm::Function* callee =
+        call != nullptr ? call->getCalledFunction() : nullptr;
+    if (callee != nullptr && (callee->getName() == "air.threadgroup_barrier" ||
+                              callee->getName() == "air.simdgroup_barrier")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether the branch's lanes would pass a barrier apart if the finishing
+// paths were left out: one successor finishes, and the other reaches that
+// same block (a shared tail, not an early return) through a barrier.
+bool SkipsABarrierToASharedTail(const llvm::BasicBlock* branch) {
+  for (const llvm::BasicBlock* tail : llvm::successors(branch)) {
+    if (!Finishes(*tail)) continue;
+    for (const llvm::BasicBlock* other : llvm::successors(branch)) {
+      if (other == tail) continue;
+      // The blocks from `other` up to `tail`: a barrier among them, and
+      // `tail` reached.
+      std::vector<const llvm::BasicBlock*> work = {other};
+      std::set<const llvm::BasicBlock*> seen;
+      bool barrier = false, reaches = false;
+      while (!work.empty()) {
+        const llvm::BasicBlock* b = work.back();
+        work.pop_back();
+        if (b == tail) {
+          reaches = true;
+          continue;
+        }
+        if (!seen.insert(b).second) continue;
+        barrier = barrier || HasBarrier(*b);
+        for (const llvm::BasicBlock* s : llvm::successors(b)) {
+          work.push_back(s);
+        }
+      }
+      if (barrier && reaches) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::map<const llvm::BasicBlock*, const llvm::BasicBlock*> ReconvergencePoints(
@@ -122,7 +168,15 @@ std::map<const llvm::BasicBlock*, const llvm::BasicBlock*> ReconvergencePoints(
     // Without the finishing paths the lanes may meet earlier; where they do
     // not meet at all that way, the plain post-dominator (nullptr: the
     // kernel's exit).
-    const int join = tight[i] >= 0 ? tight[i] : plain[i];
+    int join = tight[i] >= 0 ? tight[i] : plain[i];
+    // But `if (l < 40) threadgroup_barrier(...);` before a tail all lanes
+    // run: the tail finishes, and without it the lanes that skip the
+    // barrier would leave before it. They wait at the plain post-dominator,
+    // and the barrier is seen to be divergent. (An early return is not a
+    // shared tail: those lanes finish without meeting the others.)
+    if (join != plain[i] && SkipsABarrierToASharedTail(blocks[i])) {
+      join = plain[i];
+    }
     out[blocks[i]] = join >= 0 ? blocks[join] : nullptr;
   }
   return out;

@@ -10,7 +10,10 @@
 // `ret` with no SIMD-group function or barrier): a lane that takes one waits
 // for nobody and nobody needs it, and every other lane still reaches the
 // meeting point or finishes. Where that graph gives no meeting point (every
-// way on finishes), the plain post-dominator is used.
+// way on finishes), the plain post-dominator is used; so it is where one
+// way skips a barrier that the other passes on its way into the same
+// finishing block (`if (l < 40) threadgroup_barrier(...); out[l] = l;`):
+// there the lanes must meet, so that the barrier is seen to be divergent.
 #pragma once
 
 #include <map>

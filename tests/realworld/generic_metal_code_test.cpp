@@ -293,6 +293,57 @@ kernel void k(device float* out [[buffer(0)]], constant uint& n [[buffer(1)]],
   EXPECT_EQ(out, expected);
 }
 
+// The same with work before the return: the returning lanes finish when
+// they reach the kernel's exit, where they wait for nobody.
+TEST(GenericMetalCode, EarlyReturnWithWorkBeforeABarrier) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], constant uint& n [[buffer(1)]],
+              uint lid [[thread_position_in_threadgroup]]) {
+  threadgroup float shared[64];
+  if (lid >= n) {
+    out[lid] = -2.0f;
+    return;
+  }
+  shared[lid] = float(lid);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[lid] = shared[n - 1 - lid];
+}
+)",
+                            "k");
+  const uint32_t n = 40;
+  h.SetBuffer(0, std::vector<float>(64, -1.0f));
+  h.SetBytes(1, n);
+  ASSERT_TRUE(Runs(h, {64}, {64}));
+  const std::vector<float> out = h.Read<float>(0);
+  for (uint32_t lid = 0; lid < 64; ++lid) {
+    EXPECT_EQ(out[lid], lid < n ? static_cast<float>(n - 1 - lid) : -2.0f)
+        << lid;
+  }
+}
+
+// `if (l < 40) threadgroup_barrier(...);` before code all lanes run: some
+// lanes of a SIMD group skip a barrier the others wait at. Metal leaves it
+// undefined; mtlemu reports it at the barrier's line.
+TEST(GenericMetalCode, BarrierSkippedBySomeLanesIsReported) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device uint* out [[buffer(0)]], uint l [[thread_position_in_threadgroup]]) {
+  if (l < 40) threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[l] = l;
+}
+)",
+                            "k");
+  h.SetBuffer(0, std::vector<uint32_t>(64, 0));
+  ASSERT_TRUE(h.DispatchThreads({64, 1, 1}, {64, 1, 1}).ok());
+  ASSERT_NE(h.error(), nullptr);
+  EXPECT_EQ(h.error()->fault.kind, emu::FaultKind::kDivergentBarrier);
+  EXPECT_NE(h.error()->message.find("generic.metal:5:"), std::string::npos)
+      << h.error()->message;
+}
+
 // MLX's files make thousands of kernels by explicit instantiation; with
 // kernels asked for, only theirs are made (reduce.metal: 11 s to 0.4 s for
 // one). An instantiation that would not compile is then no error unless it
