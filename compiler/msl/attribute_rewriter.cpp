@@ -44,26 +44,17 @@ std::vector<std::string> FunctionPointerAliases(std::string_view s) {
   std::vector<std::string> out;
   auto pointer_declarator = [&](size_t open, size_t end) -> size_t {
     // `( * [NAME] ) (` from `open`: the end of NAME, or npos.
-    size_t k = open + 1;
-    while (k < end && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+    size_t k = SkipSpace(s, open + 1);
     if (k >= end || s[k] != '*') return npos;
-    ++k;
-    while (k < end && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
-    while (k < end && IsIdentifierChar(s[k])) ++k;
-    const size_t name_end = k;
-    while (k < end && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+    const size_t name_end = IdentifierEnd(s, SkipSpace(s, k + 1));
+    k = SkipSpace(s, name_end);
     if (k >= end || s[k] != ')') return npos;
-    ++k;
-    while (k < end && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
+    k = SkipSpace(s, k + 1);
     return k < end && s[k] == '(' ? name_end : npos;
   };
   for (std::string_view word : {"using", "typedef"}) {
     for (size_t i = s.find(word); i != npos; i = s.find(word, i + 1)) {
-      if ((i > 0 && IsIdentifierChar(s[i - 1])) ||
-          (i + word.size() < s.size() &&
-           IsIdentifierChar(s[i + word.size()]))) {
-        continue;
-      }
+      if (!WordAt(s, i, word)) continue;
       const size_t end = s.find(';', i);
       if (end == npos) break;
       const size_t open = s.find('(', i);
@@ -71,11 +62,9 @@ std::vector<std::string> FunctionPointerAliases(std::string_view s) {
       const size_t name_end = pointer_declarator(open, end);
       if (name_end == npos) continue;
       if (word == "using") {
-        size_t k = i + 5;
-        while (k < end && std::isspace(static_cast<unsigned char>(s[k]))) ++k;
-        size_t e = k;
-        while (e < end && IsIdentifierChar(s[e])) ++e;
-        if (e > k && s.find('=', e) < open) {
+        const size_t k = SkipSpace(s, i + 5);
+        const size_t e = IdentifierEnd(s, k);
+        if (e > k && e < end && s.find('=', e) < open) {
           out.emplace_back(s.substr(k, e - k));
         }
       } else {
@@ -137,8 +126,7 @@ std::vector<FunctionPointerParameter> FunctionPointerParameters(
       }
     } else if (const size_t start = skip_space(param_start); start < k) {
       // `ALIAS<...> NAME` or `ALIAS NAME`.
-      size_t q = start;
-      while (q < k && IsIdentifierChar(s[q])) ++q;
+      size_t q = std::min(IdentifierEnd(s, start), k);
       const std::string_view type = s.substr(start, q - start);
       if (std::find(aliases.begin(), aliases.end(), type) != aliases.end()) {
         q = skip_space(q);
@@ -147,9 +135,8 @@ std::vector<FunctionPointerParameter> FunctionPointerParameters(
           q = gt == npos ? k : skip_space(gt + 1);
         }
         const size_t name_start = q;
-        while (q < k && IsIdentifierChar(s[q])) ++q;
-        const size_t name_end = q;
-        if (name_end > name_start && skip_space(q) == k) {
+        const size_t name_end = std::min(IdentifierEnd(s, q), k);
+        if (name_end > name_start && skip_space(name_end) == k) {
           out.push_back(
               {start, name_end,
                std::string(s.substr(name_start, name_end - name_start))});
@@ -605,17 +592,12 @@ std::optional<size_t> UnsuffixedFloatLiteral(std::string_view s, size_t i) {
 // (the same __vec_make as for `vec<T, N>(` below).
 std::optional<std::string> VecAliasConstructor(
     std::string_view s, size_t i, const std::vector<VecAlias>& aliases) {
-  size_t end = i;
-  while (end < s.size() && IsIdentifierChar(s[end])) ++end;
+  const size_t end = IdentifierEnd(s, i);
   size_t k = end;
   while (k < s.size() && s[k] == ' ') ++k;
   if (k >= s.size() || s[k] != '(') return std::nullopt;
   const std::string_view word = s.substr(i, end - i);
-  size_t before = i;
-  while (before > 0 &&
-         std::isspace(static_cast<unsigned char>(s[before - 1]))) {
-    --before;
-  }
+  const size_t before = SkipSpaceBack(s, i);
   if (before > 0 && (s[before - 1] == '.' || s[before - 1] == '>' ||
                      s[before - 1] == ':' || s[before - 1] == '~')) {
     return std::nullopt;
@@ -764,10 +746,6 @@ std::optional<std::array<std::pair<size_t, size_t>, 2>> ConditionalOperands(
 // The start of the postfix expression (`x`, `a.b[i]`, `f(y).z`, `0.5f`,
 // `(a + b)`) that ends right before `end` (spaces skipped), or npos.
 size_t PostfixExpressionStart(std::string_view s, size_t end) {
-  auto skip_back = [&](size_t k) {
-    while (k > 0 && std::isspace(static_cast<unsigned char>(s[k - 1]))) --k;
-    return k;
-  };
   // The `(` or `[` matching the `)` or `]` at `close`, or npos.
   auto matching_open = [&](size_t close) {
     int depth = 0;
@@ -779,7 +757,7 @@ size_t PostfixExpressionStart(std::string_view s, size_t end) {
     }
     return npos;
   };
-  size_t k = skip_back(end);
+  size_t k = SkipSpaceBack(s, end);
   size_t start = npos;
   while (k > 0) {
     const char c = s[k - 1];
@@ -802,10 +780,10 @@ size_t PostfixExpressionStart(std::string_view s, size_t end) {
     }
     // What joins it to the unit before: `.`, `->`, `::`, or a call or
     // subscript after a name.
-    const size_t before = skip_back(start);
+    const size_t before = SkipSpaceBack(s, start);
     if (before >= 2 && (s.compare(before - 2, 2, "->") == 0 ||
                         s.compare(before - 2, 2, "::") == 0)) {
-      k = skip_back(before - 2);
+      k = SkipSpaceBack(s, before - 2);
       continue;
     }
     if ((s[start] == '(' || s[start] == '[') && before > 0 &&
@@ -857,10 +835,6 @@ std::pair<int, size_t> BinaryOperatorAt(std::string_view s, size_t k) {
 // unary prefixes (`-a * b + c` at the `+`: `-a * b`), or npos.
 size_t LeftOperandStart(std::string_view s, size_t op) {
   const int precedence = BinaryOperatorAt(s, op).first;
-  auto skip_back = [&](size_t k) {
-    while (k > 0 && std::isspace(static_cast<unsigned char>(s[k - 1]))) --k;
-    return k;
-  };
   auto ends_operand = [&](size_t k) {  // is s[k - 1] the end of an operand?
     return k > 0 && (IsIdentifierChar(s[k - 1]) || s[k - 1] == ')' ||
                      s[k - 1] == ']' || s[k - 1] == '.');
@@ -870,11 +844,11 @@ size_t LeftOperandStart(std::string_view s, size_t op) {
     const size_t start = PostfixExpressionStart(s, end);
     if (start == npos) return npos;
     // A keyword before it (`return x * v`) is no operand.
-    size_t k = skip_back(start);
+    size_t k = SkipSpaceBack(s, start);
     size_t unary = start;
     while (k > 0 && (s[k - 1] == '-' || s[k - 1] == '+' || s[k - 1] == '!' ||
                      s[k - 1] == '~')) {
-      const size_t before = skip_back(k - 1);
+      const size_t before = SkipSpaceBack(s, k - 1);
       if (ends_operand(before)) {
         size_t w = before;
         while (w > 0 && IsIdentifierChar(s[w - 1])) --w;
@@ -890,7 +864,8 @@ size_t LeftOperandStart(std::string_view s, size_t op) {
     for (size_t length : {size_t{2}, size_t{1}}) {
       if (joined || k < length) continue;
       const auto [p, l] = BinaryOperatorAt(s, k - length);
-      if (l == length && p >= precedence && ends_operand(skip_back(k - l))) {
+      if (l == length && p >= precedence &&
+          ends_operand(SkipSpaceBack(s, k - l))) {
         end = k - l;
         joined = true;
       }
@@ -905,26 +880,16 @@ std::optional<std::pair<size_t, size_t>> MixedOperand(std::string_view s,
                                                       size_t op) {
   if (op + 1 >= s.size()) return std::nullopt;
   if (s[op + 1] == '=') {
-    size_t start = op + 2;
-    while (start < s.size() &&
-           std::isspace(static_cast<unsigned char>(s[start]))) {
-      ++start;
-    }
-    size_t end = ConditionalOperandEnd(s, start, /*middle=*/false);
-    while (end > start &&
-           std::isspace(static_cast<unsigned char>(s[end - 1]))) {
-      --end;
-    }
+    const size_t start = SkipSpace(s, op + 2);
+    const size_t end = std::max(
+        start,
+        SkipSpaceBack(s, ConditionalOperandEnd(s, start, /*middle=*/false)));
     if (start >= end) return std::nullopt;
     return std::make_pair(start, end);
   }
   const size_t start = LeftOperandStart(s, op);
   if (start == npos) return std::nullopt;
-  size_t end = op;
-  while (end > start && std::isspace(static_cast<unsigned char>(s[end - 1]))) {
-    --end;
-  }
-  return std::make_pair(start, end);
+  return std::make_pair(start, std::max(start, SkipSpaceBack(s, op)));
 }
 
 // The concatenation of the string literals that make up `text` (`"a" "b"`,
@@ -934,10 +899,7 @@ std::optional<std::string> StringLiterals(std::string_view text) {
   size_t k = 0;
   bool any = false;
   while (true) {
-    while (k < text.size() &&
-           std::isspace(static_cast<unsigned char>(text[k]))) {
-      ++k;
-    }
+    k = SkipSpace(text, k);
     if (k == text.size()) break;
     if (text[k] != '"') return std::nullopt;
     const size_t end = SkipCommentOrLiteral(text, k);
@@ -966,35 +928,23 @@ std::optional<SkippedStatement> SkippedInstantiation(
       attributes[0].name != "host_name") {
     return std::nullopt;
   }
-  size_t b = i;
-  while (b > 0 && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-  if (b < 8 || s.compare(b - 8, 8, "template") != 0 ||
-      (b > 8 && IsIdentifierChar(s[b - 9]))) {
-    return std::nullopt;
-  }
+  const size_t b = SkipSpaceBack(s, i);
+  if (b < 8 || !WordAt(s, b - 8, "template")) return std::nullopt;
   std::optional<std::string> name = StringLiterals(attributes[0].arguments);
   if (!name || std::find(only_kernels.begin(), only_kernels.end(), *name) !=
                    only_kernels.end()) {
     return std::nullopt;
   }
-  // Its `;`, at its own depth.
+  // Its `;`, at its own depth (a bracket it did not open: none).
   int depth = 0;
-  for (size_t k = close + 2; k < s.size(); ++k) {
-    const size_t skipped = SkipCommentOrLiteral(s, k);
-    if (skipped != k) {
-      k = skipped - 1;
-      continue;
-    }
+  const size_t end = FindInCode(s, close + 2, [&](size_t k) {
     const char c = s[k];
     if (c == '(' || c == '[' || c == '{') ++depth;
-    if (c == ')' || c == ']' || c == '}') {
-      if (--depth < 0) return std::nullopt;
-    }
-    if (c == ';' && depth == 0) {
-      return SkippedStatement{b - 8, k + 1, std::move(*name)};
-    }
-  }
-  return std::nullopt;
+    if (c == ')' || c == ']' || c == '}') return --depth < 0;
+    return c == ';' && depth == 0;
+  });
+  if (end == npos || s[end] != ';') return std::nullopt;
+  return SkippedStatement{b - 8, end + 1, std::move(*name)};
 }
 
 }  // namespace
@@ -1042,12 +992,12 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
   }
   // Templates that deduce through vec<T, N>: their other forms go right
   // after them, rewritten as everything else is.
-  const VecDeductionEdits vec_edits = FindVecDeductions(s);
+  const std::vector<VecAlias> vec_aliases = FindVecAliases(s);
+  const VecDeductionEdits vec_edits = FindVecDeductions(s, vec_aliases);
   for (const VecDeductionEdits::Copy& copy : vec_edits.copies) {
     insertions[copy.offset] += Rewrite(copy.text, {}, pointer_aliases).text;
   }
   size_t next_vec = 0;  // the next of vec_edits.replacements
-  const std::vector<VecAlias> vec_aliases = FindVecAliases(s);
   out.text.reserve(s.size() + s.size() / 8);
   const std::vector<ClassBody> classes = ClassBodies(s);
   // ( [ { outside comments and literals, and where each opened.
@@ -1126,8 +1076,7 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
         copy_to(i);
         out.anchors.emplace_back(out.text.size(), i);
         out.text += *make;
-        copied = i;
-        while (copied < s.size() && IsIdentifierChar(s[copied])) ++copied;
+        copied = IdentifierEnd(s, i);
       }
       if (const std::optional<size_t> word_end = VecConstructorName(s, i)) {
         copy_to(i);

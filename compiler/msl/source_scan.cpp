@@ -9,6 +9,35 @@ bool IsIdentifierChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
 }
 
+bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)); }
+
+size_t SkipSpace(std::string_view s, size_t k) {
+  while (k < s.size() && IsSpace(s[k])) ++k;
+  return k;
+}
+
+size_t SkipSpaceBack(std::string_view s, size_t k) {
+  while (k > 0 && IsSpace(s[k - 1])) --k;
+  return k;
+}
+
+size_t IdentifierEnd(std::string_view s, size_t k) {
+  while (k < s.size() && IsIdentifierChar(s[k])) ++k;
+  return k;
+}
+
+bool WordAt(std::string_view s, size_t k, std::string_view word) {
+  return s.compare(k, word.size(), word) == 0 &&
+         (k == 0 || !IsIdentifierChar(s[k - 1])) &&
+         (k + word.size() >= s.size() || !IsIdentifierChar(s[k + word.size()]));
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
 size_t SkipCommentOrLiteral(std::string_view s, size_t i) {
   if (s.compare(i, 2, "//") == 0) {
     const size_t end = s.find('\n', i);
@@ -31,40 +60,28 @@ size_t SkipCommentOrLiteral(std::string_view s, size_t i) {
 
 size_t MatchingClose(std::string_view s, size_t open) {
   int depth = 0;
-  for (size_t k = open; k < s.size(); ++k) {
-    const size_t skipped = SkipCommentOrLiteral(s, k);
-    if (skipped != k) {
-      k = skipped - 1;
-      continue;
-    }
+  return FindInCode(s, open, [&](size_t k) {
     const char c = s[k];
     if (c == '(' || c == '[' || c == '{') ++depth;
-    if ((c == ')' || c == ']' || c == '}') && --depth == 0) return k;
-  }
-  return std::string_view::npos;
+    return (c == ')' || c == ']' || c == '}') && --depth == 0;
+  });
 }
 
 size_t MatchingAngle(std::string_view s, size_t open) {
-  int angles = 0;
-  for (size_t k = open; k < s.size(); ++k) {
-    const size_t skipped = SkipCommentOrLiteral(s, k);
-    if (skipped != k) {
-      k = skipped - 1;
-      continue;
-    }
+  // Angles count only outside other brackets; a bracket closing what it
+  // did not open, or a `;`, ends the search without a match.
+  int angles = 0, brackets = 0;
+  const size_t at = FindInCode(s, open, [&](size_t k) {
     const char c = s[k];
-    if (c == '(' || c == '[' || c == '{') {
-      k = MatchingClose(s, k);
-      if (k == std::string_view::npos) return k;
-      continue;
-    }
-    if (c == ';' || c == ')' || c == ']' || c == '}') {
-      return std::string_view::npos;
-    }
+    if (c == '(' || c == '[' || c == '{') ++brackets;
+    if (c == ')' || c == ']' || c == '}') return --brackets < 0;
+    if (brackets != 0) return false;
+    if (c == ';') return true;
     if (c == '<') ++angles;
-    if (c == '>' && --angles == 0) return k;
-  }
-  return std::string_view::npos;
+    return c == '>' && --angles == 0;
+  });
+  return at != std::string_view::npos && s[at] == '>' ? at
+                                                      : std::string_view::npos;
 }
 
 }  // namespace mtlemu::msl

@@ -9,10 +9,36 @@
 namespace mtlemu::msl {
 
 bool IsIdentifierChar(char c);
+bool IsSpace(char c);
+
+// The first offset from `k` that is not a space (s.size() at the end).
+size_t SkipSpace(std::string_view s, size_t k);
+// Back from `k`: the offset just after the last non-space before it.
+size_t SkipSpaceBack(std::string_view s, size_t k);
+// The end of the identifier that starts at `k` (`k` when none does).
+size_t IdentifierEnd(std::string_view s, size_t k);
+// Whether `word` stands at `k` as a whole identifier.
+bool WordAt(std::string_view s, size_t k, std::string_view word);
+std::string_view Trim(std::string_view s);
 
 // Skips a comment or literal starting at `i`; returns the index after it,
 // or `i` when none starts there.
 size_t SkipCommentOrLiteral(std::string_view s, size_t i);
+
+// Calls `stop(k)` on each offset k from `from` on that is outside comments
+// and literals, in order, until it returns true; returns that k, or npos.
+template <class Stop>
+size_t FindInCode(std::string_view s, size_t from, Stop&& stop) {
+  for (size_t k = from; k < s.size(); ++k) {
+    const size_t skipped = SkipCommentOrLiteral(s, k);
+    if (skipped != k) {
+      k = skipped - 1;
+      continue;
+    }
+    if (stop(k)) return k;
+  }
+  return std::string_view::npos;
+}
 
 // The offset of the bracket that closes the `(`, `[` or `{` at `open`
 // (brackets of all three kinds nest; comments and literals are skipped), or

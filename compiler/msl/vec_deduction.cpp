@@ -15,31 +15,6 @@ constexpr size_t npos = std::string_view::npos;
 // More deducible parameters than this get the two uniform forms only.
 constexpr size_t kMaxMixedParameters = 3;
 
-bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)); }
-
-size_t SkipSpace(std::string_view s, size_t k) {
-  while (k < s.size() && IsSpace(s[k])) ++k;
-  return k;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-// The word at `k` if it is `word` as a whole identifier.
-bool WordAt(std::string_view s, size_t k, std::string_view word) {
-  return s.compare(k, word.size(), word) == 0 &&
-         (k == 0 || !IsIdentifierChar(s[k - 1])) &&
-         (k + word.size() >= s.size() || !IsIdentifierChar(s[k + word.size()]));
-}
-
-size_t IdentifierEnd(std::string_view s, size_t k) {
-  while (k < s.size() && IsIdentifierChar(s[k])) ++k;
-  return k;
-}
-
 // The pieces of a comma-separated list, split at its own depth.
 std::vector<std::string_view> SplitTopLevel(std::string_view s) {
   std::vector<std::string_view> out;
@@ -98,6 +73,21 @@ struct VecUse {
   std::string parameter, size;
 };
 
+// The arguments of the `vec<A, B>` whose `<` is at `lt`: A, B and the
+// offset after its `>`; nullopt for another count.
+struct VecArguments {
+  std::string element, size;
+  size_t after;
+};
+std::optional<VecArguments> VecArgumentsAt(std::string_view s, size_t lt) {
+  const size_t gt = MatchingAngle(s, lt);
+  if (gt == npos) return std::nullopt;
+  const auto args = SplitTopLevel(s.substr(lt + 1, gt - lt - 1));
+  if (args.size() != 2) return std::nullopt;
+  return VecArguments{std::string(Trim(args[0])), std::string(Trim(args[1])),
+                      gt + 1};
+}
+
 // `vec<` at `k` (after optional `typename`, `::` and `metal::`): where
 // the qualified name starts and the `<`.
 std::optional<std::pair<size_t, size_t>> VecNameAt(std::string_view s,
@@ -107,8 +97,7 @@ std::optional<std::pair<size_t, size_t>> VecNameAt(std::string_view s,
   if (lt >= s.size() || s[lt] != '<') return std::nullopt;
   size_t start = k;
   auto preceded_by = [&](std::string_view text) {
-    size_t b = start;
-    while (b > 0 && IsSpace(s[b - 1])) --b;
+    const size_t b = SkipSpaceBack(s, start);
     if (b >= text.size() &&
         s.compare(b - text.size(), text.size(), text) == 0) {
       start = b - text.size();
@@ -117,8 +106,7 @@ std::optional<std::pair<size_t, size_t>> VecNameAt(std::string_view s,
     return false;
   };
   if (preceded_by("metal::")) preceded_by("::");
-  size_t before = start;
-  while (before > 0 && IsSpace(s[before - 1])) --before;
+  const size_t before = SkipSpaceBack(s, start);
   if (before > 0 &&
       (s[before - 1] == '.' || s[before - 1] == '>' || s[before - 1] == ':')) {
     return std::nullopt;  // a member, or another namespace's vec
@@ -135,40 +123,29 @@ std::vector<VecAlias> FindVecAliases(std::string_view s) {
   // The brace pairs, to know an alias's scope.
   std::vector<std::pair<size_t, size_t>> braces;
   std::vector<size_t> open;
-  for (size_t k = 0; k < s.size(); ++k) {
-    const size_t skipped = SkipCommentOrLiteral(s, k);
-    if (skipped != k) {
-      k = skipped - 1;
-      continue;
-    }
+  FindInCode(s, 0, [&](size_t k) {
     if (s[k] == '{') open.push_back(k);
     if (s[k] == '}' && !open.empty()) {
       braces.emplace_back(open.back(), k);
       open.pop_back();
     }
-  }
+    return false;
+  });
   // `vec<A, B>` at `k` (after `typename`, `::`, `metal::`): A, B and the
   // offset of what follows.
-  struct Arguments {
-    std::string element, size;
-    size_t after;
-  };
-  auto vec_arguments = [&](size_t k) -> std::optional<Arguments> {
+  auto vec_arguments = [&](size_t k) -> std::optional<VecArguments> {
     if (WordAt(s, k, "typename")) k = SkipSpace(s, k + 8);
     if (s.compare(k, 2, "::") == 0) k += 2;
     if (s.compare(k, 7, "metal::") == 0) k += 7;
     if (!WordAt(s, k, "vec")) return std::nullopt;
     const size_t lt = SkipSpace(s, k + 3);
     if (lt >= s.size() || s[lt] != '<') return std::nullopt;
-    const size_t gt = MatchingAngle(s, lt);
-    if (gt == npos) return std::nullopt;
-    const auto args = SplitTopLevel(s.substr(lt + 1, gt - lt - 1));
-    if (args.size() != 2) return std::nullopt;
-    return Arguments{std::string(Trim(args[0])), std::string(Trim(args[1])),
-                     SkipSpace(s, gt + 1)};
+    std::optional<VecArguments> args = VecArgumentsAt(s, lt);
+    if (args) args->after = SkipSpace(s, args->after);
+    return args;
   };
   auto add = [&](size_t at, std::string name, std::string parameter,
-                 Arguments args) {
+                 VecArguments args) {
     VecAlias alias{std::move(name),
                    std::move(parameter),
                    std::move(args.element),
@@ -195,8 +172,7 @@ std::vector<VecAlias> FindVecAliases(std::string_view s) {
     const auto args = vec_arguments(SkipSpace(s, k + 1));
     if (!args || args->after >= s.size() || s[args->after] != ';') continue;
     std::string parameter;
-    size_t b = i;
-    while (b > 0 && IsSpace(s[b - 1])) --b;
+    const size_t b = SkipSpaceBack(s, i);
     if (b > 0 && s[b - 1] == '>') {
       const size_t head_start = s.rfind("template", b - 1);
       const std::optional<TemplateHead> head =
@@ -219,8 +195,7 @@ std::vector<VecAlias> FindVecAliases(std::string_view s) {
     const size_t semicolon = s.find(';', k);
     if (gt == npos || semicolon == npos || gt > semicolon) continue;
     // NAME is the last word before the `;`.
-    size_t name_end = semicolon;
-    while (name_end > k && IsSpace(s[name_end - 1])) --name_end;
+    const size_t name_end = std::max(k, SkipSpaceBack(s, semicolon));
     size_t name_start = name_end;
     while (name_start > k && IsIdentifierChar(s[name_start - 1])) --name_start;
     if (name_start == name_end) continue;
@@ -250,11 +225,9 @@ std::vector<VecUse> FindUses(std::string_view s, size_t from, size_t to,
     if (const auto vec = VecNameAt(s, k)) {
       const size_t gt = MatchingAngle(s, vec->second);
       if (gt == npos || gt >= to) break;
-      const auto args =
-          SplitTopLevel(s.substr(vec->second + 1, gt - vec->second - 1));
-      if (args.size() == 2 && is_parameter(Trim(args[0]))) {
-        out.push_back({vec->first, gt + 1, std::string(Trim(args[0])),
-                       std::string(Trim(args[1]))});
+      if (const auto args = VecArgumentsAt(s, vec->second);
+          args && is_parameter(args->element)) {
+        out.push_back({vec->first, gt + 1, args->element, args->size});
       }
       k = gt;
       continue;
@@ -270,8 +243,7 @@ std::vector<VecUse> FindUses(std::string_view s, size_t from, size_t to,
       if (gt == npos || gt >= to) break;
       const std::string_view arg = Trim(s.substr(lt + 1, gt - lt - 1));
       size_t start = k;
-      size_t before = k;
-      while (before > 0 && IsSpace(s[before - 1])) --before;
+      const size_t before = SkipSpaceBack(s, k);
       if (before >= 8 && WordAt(s, before - 8, "typename")) {
         start = before - 8;
       }
@@ -411,10 +383,10 @@ std::string OneLine(std::string_view text) {
 
 }  // namespace
 
-VecDeductionEdits FindVecDeductions(std::string_view s) {
+VecDeductionEdits FindVecDeductions(std::string_view s,
+                                    const std::vector<VecAlias>& aliases) {
   VecDeductionEdits out;
   if (s.find("vec") == npos) return out;
-  const std::vector<VecAlias> aliases = FindVecAliases(s);
   for (size_t i = s.find("template"); i != npos;
        i = s.find("template", i + 8)) {
     const std::optional<TemplateHead> head = HeadAt(s, i);

@@ -44,8 +44,6 @@ struct VecDeductionEdits {
   std::vector<Copy> copies;
 };
 
-VecDeductionEdits FindVecDeductions(std::string_view source);
-
 // An alias of a vector type: `using NAME = vec<A, B>;`, `typedef vec<A, B>
 // NAME;`, or `template <typename A> using NAME = vec<A, B>;` (then
 // `parameter` is A; empty otherwise), and the braces it is declared in
@@ -55,5 +53,9 @@ struct VecAlias {
   size_t scope_open, scope_close;
 };
 std::vector<VecAlias> FindVecAliases(std::string_view source);
+
+// `aliases`: FindVecAliases(source), which the rewriter needs too.
+VecDeductionEdits FindVecDeductions(std::string_view source,
+                                    const std::vector<VecAlias>& aliases);
 
 }  // namespace mtlemu::msl
