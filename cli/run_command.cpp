@@ -212,11 +212,11 @@ int Run(const RunOptions& options) {
       : options.threadgroup_memory_fill == "random"
           ? emu::ThreadgroupMemoryFill::kRandom
           : emu::ThreadgroupMemoryFill::kZero;
-  // `inf` or anything past 10^9 s: no limit (the dispatch keeps the clock
-  // within range).
-  constexpr double kNoLimitSeconds = 1e9;
-  device->options().timeout = std::chrono::milliseconds(static_cast<int64_t>(
-      std::min(options.timeout_seconds, kNoLimitSeconds) * 1000.0));
+  // `inf` or anything past the dispatch's longest: no limit (and no
+  // overflow converting it).
+  const double max_ms = static_cast<double>(emu::kMaxTimeout.count());
+  device->options().timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(std::min(options.timeout_seconds * 1000.0, max_ms)));
   ProgressLine progress;
   device->options().progress = [&progress](uint64_t done, uint64_t total) {
     progress.Update(done, total);

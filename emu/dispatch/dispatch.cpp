@@ -97,10 +97,8 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
   std::vector<ThreadgroupTrace>* batch = nullptr;
   uint64_t batch_begin = 0;
   const bool timed = setup.timing != nullptr;
-  // A timeout past what the clock holds (a host's "no limit") is kept
-  // within it: about 31 years.
-  const auto timeout = std::min<std::chrono::milliseconds>(
-      setup.timeout, std::chrono::milliseconds(int64_t{1'000'000'000'000}));
+  const std::chrono::milliseconds timeout =
+      std::min(setup.timeout, kMaxTimeout);
   const auto body = [&](const tbb::blocked_range<uint64_t>& range) {
     WorkerState& w = workers.local();
     StopSignal stop{start + timeout, &cancel, setup.interrupt};

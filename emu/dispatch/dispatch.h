@@ -43,6 +43,10 @@ class TraceSink {
 // Reading memory nobody wrote shows up under poison or random.
 enum class ThreadgroupMemoryFill : uint8_t { kZero, kPoison, kRandom };
 
+// The longest timeout a dispatch keeps (about 31 years): a longer one (a
+// host's "no limit") is cut to it, so the deadline stays within the clock.
+inline constexpr std::chrono::milliseconds kMaxTimeout{1'000'000'000'000};
+
 struct DispatchSetup {
   const DecodedKernel* kernel = nullptr;
   std::vector<uint32_t> uniforms;  // kernel->kernel->uniforms values
