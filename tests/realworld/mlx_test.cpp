@@ -2159,6 +2159,20 @@ template <class T>
 // through a few dozen float logaddexps (4 in a thread, two 32-lane scans
 // and the prefix of up to 3 blocks), each within a few ulp, and an error
 // passes through the next logaddexp at most unchanged.
+// Rows of `n` that must equal the reference exactly; the first 10
+// differences are reported, with `what`, by row and column.
+template <class T>
+void ExpectRowsEqual(const std::vector<T>& out,
+                     const std::vector<double>& expected, int n,
+                     const std::string& what) {
+  int bad = 0;
+  for (size_t i = 0; i < out.size() && bad < 10; ++i) {
+    if (out[i] != expected[i]) ++bad;
+    EXPECT_EQ(out[i], expected[i])
+        << what << ": row " << i / n << ", " << i % n;
+  }
+}
+
 TEST(MlxKernels, ScanContiguous) {
   REQUIRE_MLX();
   const std::string sum = "contig_scan_inclusive_sum_float32_float32",
@@ -2179,14 +2193,10 @@ TEST(MlxKernels, ScanContiguous) {
       std::vector<float> out;
       ASSERT_TRUE(RunContigScan(module, kernel, in, rows, n, out))
           << kernel << size;
-      const std::vector<double> expected =
-          ReferenceScan(in_d, rows, n, 1, ScanOp::kSum, reverse, !reverse, 0.0);
-      int bad = 0;
-      for (size_t i = 0; i < out.size() && bad < 10; ++i) {
-        if (out[i] != expected[i]) ++bad;
-        EXPECT_EQ(out[i], expected[i])
-            << kernel << size << ": row " << i / n << ", " << i % n;
-      }
+      ExpectRowsEqual(
+          out,
+          ReferenceScan(in_d, rows, n, 1, ScanOp::kSum, reverse, !reverse, 0.0),
+          n, kernel + size);
     }
     {
       std::vector<int32_t> in_i(size_t(rows) * n);
@@ -2198,15 +2208,11 @@ TEST(MlxKernels, ScanContiguous) {
       std::vector<int32_t> out;
       ASSERT_TRUE(RunContigScan(module, max, in_i, rows, n, out))
           << max << size;
-      const std::vector<double> expected =
+      ExpectRowsEqual(
+          out,
           ReferenceScan(std::vector<double>(in_i.begin(), in_i.end()), rows, n,
-                        1, ScanOp::kMax, false, true, -INFINITY);
-      int bad = 0;
-      for (size_t i = 0; i < out.size() && bad < 10; ++i) {
-        if (out[i] != expected[i]) ++bad;
-        EXPECT_EQ(out[i], expected[i])
-            << max << size << ": row " << i / n << ", " << i % n;
-      }
+                        1, ScanOp::kMax, false, true, -INFINITY),
+          n, max + size);
     }
     {
       std::vector<float> in_f(size_t(rows) * n);
