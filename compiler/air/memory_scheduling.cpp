@@ -112,35 +112,39 @@ std::set<uint32_t> BlockStarts(const isa::Kernel& kernel) {
   return starts;
 }
 
+// Each instruction's register uses.
+std::vector<std::vector<RegisterUse>> UsesOf(const isa::Kernel& kernel,
+                                             const RegisterParts& parts) {
+  std::vector<std::vector<RegisterUse>> uses(kernel.code.size());
+  for (size_t pc = 0; pc < uses.size(); ++pc) {
+    uses[pc] = RegistersOf(kernel.code[pc], parts);
+  }
+  return uses;
+}
+
+// Moves the element at `from` to `to`; those between shift by one.
+template <class T>
+void MoveElement(std::vector<T>& v, size_t from, size_t to) {
+  if (to < from) {
+    std::rotate(v.begin() + to, v.begin() + from, v.begin() + from + 1);
+  } else if (from < to) {
+    std::rotate(v.begin() + from, v.begin() + from + 1, v.begin() + to + 1);
+  }
+}
+
 }  // namespace
 
 void ScheduleMemory(isa::Kernel& kernel, const RegisterParts& parts) {
   const size_t n = kernel.code.size();
   const std::set<uint32_t> starts = BlockStarts(kernel);
-  std::vector<std::vector<RegisterUse>> uses(n);
-  for (size_t pc = 0; pc < n; ++pc) {
-    uses[pc] = RegistersOf(kernel.code[pc], parts);
-  }
+  std::vector<std::vector<RegisterUse>> uses = UsesOf(kernel, parts);
   // Instructions raised ahead of a load, each once: two independent ones
   // feeding the same load would otherwise pass each other forever.
   std::vector<char> raised(n, 0);
   auto move = [&](size_t from, size_t to) {  // the instruction at `from`
-    if (from == to) return;
-    if (to < from) {
-      std::rotate(kernel.code.begin() + to, kernel.code.begin() + from,
-                  kernel.code.begin() + from + 1);
-      std::rotate(uses.begin() + to, uses.begin() + from,
-                  uses.begin() + from + 1);
-      std::rotate(raised.begin() + to, raised.begin() + from,
-                  raised.begin() + from + 1);
-    } else {
-      std::rotate(kernel.code.begin() + from, kernel.code.begin() + from + 1,
-                  kernel.code.begin() + to + 1);
-      std::rotate(uses.begin() + from, uses.begin() + from + 1,
-                  uses.begin() + to + 1);
-      std::rotate(raised.begin() + from, raised.begin() + from + 1,
-                  raised.begin() + to + 1);
-    }
+    MoveElement(kernel.code, from, to);
+    MoveElement(uses, from, to);
+    MoveElement(raised, from, to);
   };
   // Threadgroup stores sink (last first, so each passes the ones sunk).
   for (size_t pc = n; pc-- > 0;) {
@@ -191,10 +195,7 @@ void ScheduleMemory(isa::Kernel& kernel, const RegisterParts& parts) {
 void SinkLoadsToUses(isa::Kernel& kernel, const RegisterParts& parts) {
   const size_t n = kernel.code.size();
   const std::set<uint32_t> starts = BlockStarts(kernel);
-  std::vector<std::vector<RegisterUse>> uses(n);
-  for (size_t pc = 0; pc < n; ++pc) {
-    uses[pc] = RegistersOf(kernel.code[pc], parts);
-  }
+  std::vector<std::vector<RegisterUse>> uses = UsesOf(kernel, parts);
   // Last first, so that each passes the ones already sunk.
   for (size_t pc = n; pc-- > 0;) {
     const isa::Instruction& load = kernel.code[pc];
@@ -204,11 +205,8 @@ void SinkLoadsToUses(isa::Kernel& kernel, const RegisterParts& parts) {
            !Conflicts(uses[pc], uses[at + 1]) && IsPure(kernel.code[at + 1])) {
       ++at;
     }
-    if (at == pc) continue;
-    std::rotate(kernel.code.begin() + pc, kernel.code.begin() + pc + 1,
-                kernel.code.begin() + at + 1);
-    std::rotate(uses.begin() + pc, uses.begin() + pc + 1,
-                uses.begin() + at + 1);
+    MoveElement(kernel.code, pc, at);
+    MoveElement(uses, pc, at);
   }
 }
 
