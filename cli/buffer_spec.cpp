@@ -297,6 +297,8 @@ Result<GeneratedBuffer> ParseGenerated(std::string_view spec) {
   };
   if (gen == "zeros") {
     buffer.generator = GeneratorKind::kZeros;
+  } else if (gen == "uninit") {
+    buffer.generator = GeneratorKind::kUninit;
   } else if (gen == "iota") {
     buffer.generator = GeneratorKind::kIota;
   } else if (std::optional<std::string_view> v = call_arg("fill")) {
@@ -314,7 +316,7 @@ Result<GeneratedBuffer> ParseGenerated(std::string_view spec) {
     }
   } else {
     return Error{"unknown generator " + Quote(gen) +
-                 " (expected zeros, iota, fill(V) or random(SEED))"};
+                 " (expected zeros, uninit, iota, fill(V) or random(SEED))"};
   }
   return buffer;
 }
@@ -401,6 +403,7 @@ Result<BufferData> LoadBufferData(const BufferSource& source) {
   data.type = generated.type;
   data.shape = {generated.count};
   data.bytes = MaterializeBuffer(generated);
+  data.uninitialized = generated.generator == GeneratorKind::kUninit;
   return data;
 }
 
@@ -409,6 +412,7 @@ std::vector<uint8_t> MaterializeBuffer(const GeneratedBuffer& buffer) {
   std::vector<uint8_t> out(buffer.count * size);
   switch (buffer.generator) {
     case GeneratorKind::kZeros:
+    case GeneratorKind::kUninit:
       break;
     case GeneratorKind::kFill:
       if (buffer.fill_value.size() == static_cast<size_t>(size)) {

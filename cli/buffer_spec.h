@@ -6,6 +6,9 @@
 //   case), or TYPE[COUNT]:GEN with TYPE a Metal scalar type name, COUNT a
 //   positive integer and GEN one of:
 //     zeros         all bits zero.
+//     uninit        all bits zero, but a buffer created without contents
+//                   (Device::newBuffer(length)): `--check init` reports a
+//                   kernel reading bytes of it that nothing wrote.
 //     iota          element i holds the value i converted to TYPE as a C++
 //                   conversion would: integers wrap modulo 2^bits, bool is
 //                   i != 0, float types round to nearest even (large values
@@ -64,7 +67,7 @@ inline constexpr size_t kMaxSetBytesLength = 4096;
 // The largest generated buffer we agree to make.
 inline constexpr uint64_t kMaxGeneratedBufferBytes = uint64_t{1} << 32;
 
-enum class GeneratorKind { kZeros, kIota, kFill, kRandom };
+enum class GeneratorKind { kZeros, kUninit, kIota, kFill, kRandom };
 
 // A TYPE[COUNT]:GEN buffer.
 struct GeneratedBuffer {
@@ -94,6 +97,7 @@ struct BufferData {
   isa::ScalarType type = isa::ScalarType::kUChar;  // a .npy's '<u2' is ushort
   std::vector<uint64_t> shape;                     // {COUNT} when generated
   std::vector<uint8_t> bytes;
+  bool uninitialized = false;  // GeneratorKind::kUninit
 };
 
 struct BytesSpec {

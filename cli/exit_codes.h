@@ -8,11 +8,12 @@ namespace mtlemu::cli {
 
 enum ExitCode : int {
   kExitOk = 0,
-  kExitBadInput = 1,  // bad file, bad arguments, a Metal limit broken
-  kExitGpuFault = 2,  // the kernel faulted: out-of-bounds access, barrier
-                      // in divergent control flow, misaligned atomic
-  kExitTimeout = 3,   // the dispatch ran past --timeout
-  kExitMismatch = 4,  // a buffer differs from its --expect file
+  kExitBadInput = 1,    // bad file, bad arguments, a Metal limit broken
+  kExitGpuFault = 2,    // the kernel faulted: out-of-bounds access, barrier
+                        // in divergent control flow, misaligned atomic
+  kExitTimeout = 3,     // the dispatch ran past --timeout
+  kExitMismatch = 4,    // a buffer differs from its --expect file
+  kExitCheckFound = 5,  // --check found something (and nothing faulted)
 };
 
 // Prints an error on stderr and returns `code`: a compiler's diagnostics

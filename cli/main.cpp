@@ -41,7 +41,8 @@ void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
                   "the pipeline's maximum)");
   cmd->add_option("--buffer,-b", run.buffers,
                   "INDEX=FILE.npy or INDEX=TYPE[COUNT]:GEN, GEN one of "
-                  "zeros, iota, fill(V), random(SEED)");
+                  "zeros, uninit (zeros nothing has written, for --check "
+                  "init), iota, fill(V), random(SEED)");
   cmd->add_option("--bytes", run.bytes,
                   "INDEX=TYPE:V[,V...] (setBytes: scalars, packed structs)");
   cmd->add_option("--threadgroup-memory", run.threadgroup_memory,
@@ -52,6 +53,12 @@ void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
                   "0xFF: NaN, -1) or random (seeded by the threadgroup's "
                   "position; the same every run)")
       ->check(CLI::IsMember({"zero", "poison", "random"}));
+  cmd->add_option("--check", run.checks,
+                  "Kernel checks: race, init, simd or all, comma-separated; "
+                  "findings go to stderr, and the exit code is 5 when there "
+                  "are any");
+  cmd->add_option("--check-report", run.check_report,
+                  "With --check: write the findings to FILE.json");
   cmd->add_option("--threads", run.threads,
                   "Host threads (default, or 0: all cores)");
   cmd->add_option("--timeout", run.timeout_seconds,

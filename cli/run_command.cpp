@@ -16,6 +16,7 @@
 #include "cli/exit_codes.h"
 #include "cli/npy.h"
 #include "cli/run_launch.h"
+#include "emu/check/check_report.h"
 #include "emu/device/command_buffer.h"
 #include "emu/timing/timing_report.h"
 #include "traces/chrome_trace.h"
@@ -109,20 +110,27 @@ OutputSpec ParseOutputSpec(const char* option, const std::string& text,
       names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
 }
 
-// Before the run: the folder of `--out`'s file exists, and no other
-// --out writes the same file (the last of `outputs` is the one to check).
-void CheckOutputPath(const std::vector<OutputSpec>& outputs,
-                     const std::string& text) {
-  const std::string& path = outputs.back().path;
+// Before the run: a file can be made at `path` (its folder exists, and it
+// is not a folder); `what` names the option in the message.
+void CheckWritable(const std::string& what, const std::string& path) {
   const std::filesystem::path folder =
       std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!folder.empty() && !std::filesystem::is_directory(folder, ec)) {
-    throw RunError("--out '" + text + "': no folder " + folder.string());
+    throw RunError(what + ": no folder " + folder.string());
   }
   if (std::filesystem::is_directory(path, ec)) {
-    throw RunError("--out '" + text + "': " + path + " is a directory");
+    throw RunError(what + ": " + path + " is a directory");
   }
+}
+
+// Before the run: `--out`'s file can be written, and no other --out writes
+// the same file (the last of `outputs` is the one to check).
+void CheckOutputPath(const std::vector<OutputSpec>& outputs,
+                     const std::string& text) {
+  const std::string& path = outputs.back().path;
+  CheckWritable("--out '" + text + "'", path);
+  std::error_code ec;
   for (size_t k = 0; k + 1 < outputs.size(); ++k) {
     if (std::filesystem::weakly_canonical(outputs[k].path, ec) ==
         std::filesystem::weakly_canonical(path, ec)) {
@@ -172,6 +180,50 @@ Status WriteTiming(const RunOptions& options, const DispatchReport& r) {
   return {};
 }
 
+// The findings of --check on stderr, each with its source lines.
+void PrintFindings(const emu::CheckReport& report) {
+  for (const std::string& note : report.notes) {
+    std::fprintf(stderr, "mtlemu: note: %s\n", note.c_str());
+  }
+  if (report.findings.empty()) return;
+  std::fprintf(stderr, "mtlemu: check (%s): %zu finding%s in kernel '%s'\n",
+               report.checks.c_str(), report.findings.size(),
+               report.findings.size() == 1 ? "" : "s", report.kernel.c_str());
+  for (const emu::Finding& f : report.findings) {
+    std::fprintf(stderr, "%s\n", f.Describe(report.kernel).c_str());
+    const auto show = [](const emu::FindingAccess& a) {
+      const std::string line = SourceLine(a.source_file, a.location.line);
+      if (!line.empty()) {
+        std::fprintf(stderr, "  %u | %s\n", a.location.line, line.c_str());
+      }
+    };
+    show(f.first);
+    if (f.second && (f.second->location.line != f.first.location.line ||
+                     f.second->source_file != f.first.source_file)) {
+      show(*f.second);
+    }
+  }
+}
+
+// --check-report: every dispatch's report, {"dispatches": [...]}.
+Status WriteCheckReport(const std::string& path,
+                        const std::vector<DispatchReport>& dispatches) {
+  std::string json = "{\"dispatches\": [";
+  bool first = true;
+  for (const DispatchReport& r : dispatches) {
+    if (r.check == nullptr) continue;
+    json += first ? "\n" : ",\n";
+    json += r.check->ToJson();
+    while (json.back() == '\n') json.pop_back();
+    first = false;
+  }
+  json += "\n]}\n";
+  std::ofstream out(path);
+  out << json;
+  if (!out) return Error{"--check-report " + path + ": cannot write the file"};
+  return {};
+}
+
 // The options that only one kind of kernel file takes.
 void CheckOptionsApply(const RunOptions& o) {
   const OptionUse metal_only[] = {
@@ -205,6 +257,20 @@ int Run(const RunOptions& options) {
   }
   if (!(options.timeout_seconds > 0)) {
     throw RunError("--timeout must be a positive number of seconds");
+  }
+  if (options.check_report && !options.checks) {
+    throw RunError("--check-report needs --check (race, init, simd or all)");
+  }
+  if (options.checks) {
+    Result<emu::CheckOptions> checks = emu::ParseCheckList(*options.checks);
+    if (!checks.ok()) {
+      throw RunError("--check '" + *options.checks +
+                     "': " + checks.error().message);
+    }
+    device->options().checks = checks.value();
+  }
+  if (options.check_report) {
+    CheckWritable("--check-report", *options.check_report);
   }
   device->options().threadgroup_memory_fill =
       options.threadgroup_memory_fill == "poison"
@@ -335,6 +401,27 @@ int Run(const RunOptions& options) {
       }
     }
   }
+  // What the checks found, whatever else happened.
+  bool found = false;
+  for (const DispatchReport& r : commands->dispatches()) {
+    if (r.check == nullptr) continue;
+    PrintFindings(*r.check);
+    found |= !r.check->findings.empty();
+    if (r.check->findings.empty() && !options.quiet) {
+      std::printf("checks %s: nothing found\n", r.check->checks.c_str());
+    }
+  }
+  if (found && (code == kExitOk || code == kExitMismatch)) {
+    code = kExitCheckFound;
+  }
+  if (options.check_report) {
+    if (Status s =
+            WriteCheckReport(*options.check_report, commands->dispatches());
+        !s.ok()) {
+      std::fprintf(stderr, "mtlemu: error: %s\n", s.error().message.c_str());
+      if (code == kExitOk) code = kExitBadInput;
+    }
+  }
   // Outputs are written whatever happened: what was computed is kept.
   for (const OutputSpec& out : outputs) {
     const BoundBuffer& b = launch.buffers.at(out.key);
@@ -358,7 +445,11 @@ BoundBuffer MakeBoundBuffer(Device& device, BufferData data, std::string name,
   b.type = data.type;
   b.shape = std::move(data.shape);
   b.name = std::move(name);
-  b.buffer = Unwrap(device.newBuffer(data.bytes.data(), data.bytes.size()));
+  // An uninit buffer is made with a length only, as Metal's would be: the
+  // init check then knows nothing has written it.
+  b.buffer = Unwrap(data.uninitialized ? device.newBuffer(data.bytes.size())
+                                       : device.newBuffer(data.bytes.data(),
+                                                          data.bytes.size()));
   b.buffer->setLabel(origin);
   return b;
 }

@@ -34,6 +34,8 @@ struct RunOptions {
   int threads = 0;
   double timeout_seconds = 600;
   std::string threadgroup_memory_fill = "zero";  // or "poison", "random"
+  std::optional<std::string> checks;             // --check race,init,simd|all
+  std::optional<std::string> check_report;       // --check-report FILE.json
   bool quiet = false;
   // Timed mode: the chip's timing model (--timing, implied by the rest).
   bool timing = false;

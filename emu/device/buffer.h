@@ -22,12 +22,25 @@ class Buffer {
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  void* contents() { return host_; }
+  // The host's view of the bytes. Taking it counts as the host writing
+  // every byte, for the init check (below).
+  void* contents() {
+    uninitialized_ = false;
+    written_.clear();
+    return host_;
+  }
   const void* contents() const { return host_; }
   uint64_t length() const { return length_; }
   uint64_t gpuAddress() const { return gpu_address_; }
   const std::string& label() const { return label_; }
   void setLabel(std::string label) { label_ = std::move(label); }
+
+  // The init check (EmulatorOptions::checks.init): a buffer made with a
+  // length only (Device::newBuffer(length)) holds nothing defined until the
+  // host takes contents() or a kernel writes it, byte by byte. Returns one
+  // bit per byte, set where written, or null once every byte counts as
+  // written.
+  std::vector<uint64_t>* UninitializedTracking();
 
  private:
   std::shared_ptr<emu::DeviceMemory> memory_;
@@ -36,6 +49,9 @@ class Buffer {
   uint64_t length_;
   uint64_t gpu_address_;
   std::string label_;
+  bool uninitialized_;             // made with a length only, not yet
+                                   // given to the host
+  std::vector<uint64_t> written_;  // with uninitialized_: bit per byte
 };
 
 }  // namespace mtlemu

@@ -1,5 +1,6 @@
 #include "emu/device/command_buffer.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "emu/device/compute_command_encoder.h"
@@ -53,6 +54,26 @@ std::string DescribeAddress(const emu::DeviceMemory& memory,
   return out + ")";
 }
 
+// The bound buffers that hold bytes nobody has written (init check), each
+// once, by address.
+std::vector<emu::UninitializedRegion> Uninitialized(
+    const EncodedDispatch& command) {
+  std::vector<emu::UninitializedRegion> regions;
+  for (const EncodedDispatch::Binding& b : command.bindings) {
+    std::vector<uint64_t>* written = b.buffer->UninitializedTracking();
+    if (written == nullptr) continue;
+    regions.push_back({b.buffer->gpuAddress(), b.buffer->length(), written});
+  }
+  std::sort(regions.begin(), regions.end(),
+            [](const auto& a, const auto& b) { return a.base < b.base; });
+  regions.erase(std::unique(regions.begin(), regions.end(),
+                            [](const auto& a, const auto& b) {
+                              return a.base == b.base;
+                            }),
+                regions.end());
+  return regions;
+}
+
 }  // namespace
 
 std::shared_ptr<ComputeCommandEncoder> CommandBuffer::computeCommandEncoder() {
@@ -84,6 +105,10 @@ void CommandBuffer::commit() {
                                               int64_t* offset) {
       return DescribeAddress(device_->memory(), command, address, offset);
     };
+    if (options.checks.any()) {
+      setup.checks = &options.checks;
+      if (options.checks.init) setup.uninitialized = Uninitialized(command);
+    }
     std::unique_ptr<emu::TimingModel> timing;
     if (options.timing) {
       const std::array<uint32_t, 3>& t = command.grid.threads_per_threadgroup;
@@ -111,6 +136,9 @@ void CommandBuffer::commit() {
       report.seconds += std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - start)
                             .count();
+    }
+    if (result.check) {
+      report.check = std::make_shared<const emu::CheckReport>(*result.check);
     }
     reports_.push_back(std::move(report));
     if (!result.ok) {

@@ -49,6 +49,9 @@ struct DispatchReport {
   // Timed mode (EmulatorOptions::timing): what the chip would take.
   std::shared_ptr<const emu::TimingReport> timing;
   std::shared_ptr<const traces::Timeline> timeline;  // with options.timeline
+  // With EmulatorOptions::checks: what the checks found (also when the
+  // dispatch failed).
+  std::shared_ptr<const emu::CheckReport> check;
 };
 
 // A dispatch as encoded: everything needed to run it later.

@@ -40,6 +40,9 @@ struct EmulatorOptions {
   // defined; see emu/dispatch/dispatch.h).
   emu::ThreadgroupMemoryFill threadgroup_memory_fill =
       emu::ThreadgroupMemoryFill::kZero;
+  // Kernel checks (races, uninitialized reads, SIMD-group misuse): each
+  // dispatch's findings are in its DispatchReport::check.
+  emu::CheckOptions checks;
 };
 
 class Device : public std::enable_shared_from_this<Device> {
@@ -53,7 +56,8 @@ class Device : public std::enable_shared_from_this<Device> {
   // The chip's timing-model data (chip_timing.h).
   const ChipTiming& timing() const { return timing_; }
 
-  // Zero-filled.
+  // Zero-filled; for the init check its bytes are uninitialized until
+  // written (Buffer::UninitializedTracking).
   Result<std::shared_ptr<Buffer>> newBuffer(uint64_t length);
   Result<std::shared_ptr<Buffer>> newBuffer(const void* bytes, uint64_t length);
   // The caller's memory as a buffer, without a copy (Metal's

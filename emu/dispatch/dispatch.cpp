@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 
+#include "emu/dispatch/dispatch_checks.h"
 #include "emu/dispatch/threadgroup_runner.h"
 
 namespace mtlemu::emu {
@@ -97,6 +98,11 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
   std::vector<ThreadgroupTrace>* batch = nullptr;
   uint64_t batch_begin = 0;
   const bool timed = setup.timing != nullptr;
+  std::optional<DispatchChecks> checks;
+  if (setup.checks != nullptr && setup.checks->any()) checks.emplace(setup);
+  const Size3& tpt = g.threads_per_threadgroup;
+  const uint32_t max_simdgroups = static_cast<uint32_t>(
+      (uint64_t{tpt[0]} * tpt[1] * tpt[2] + kLanes - 1) / kLanes);
   const std::chrono::milliseconds timeout =
       std::min(setup.timeout, kMaxTimeout);
   const auto body = [&](const tbb::blocked_range<uint64_t>& range) {
@@ -113,14 +119,18 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
         cancel.store(true);
         return;
       }
-      const Size3 position = {
-          static_cast<uint32_t>(i % g.threadgroups[0]),
-          static_cast<uint32_t>((i / g.threadgroups[0]) % g.threadgroups[1]),
-          static_cast<uint32_t>(i / (static_cast<uint64_t>(g.threadgroups[0]) *
-                                     g.threadgroups[1]))};
+      const Size3 position = ThreadgroupPosition(g, i);
       Fault fault;
       ThreadgroupTrace* trace = timed ? &(*batch)[i - batch_begin] : nullptr;
-      if (!w.runner.Run(setup, position, stop, w.stats, fault, trace)) {
+      KernelChecker* checker = checks ? &checks->Local() : nullptr;
+      if (checker != nullptr) {
+        checker->StartThreadgroup(i, setup.threadgroup_memory_length,
+                                  max_simdgroups);
+      }
+      const bool ran =
+          w.runner.Run(setup, position, stop, w.stats, fault, trace, checker);
+      if (checker != nullptr) checker->FinishThreadgroup();
+      if (!ran) {
         if (stop.timed_out) {
           timed_out.store(true);
           cancel.store(true);
@@ -166,7 +176,7 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
   tbb::task_arena arena(threads);
   const uint64_t grain =
       std::max<uint64_t>(1, total / (static_cast<uint64_t>(threads) * 64));
-  if (!timed) {
+  if (!timed && !(checks && checks->NeedsBatches())) {
     arena.execute([&] {
       tbb::parallel_for(tbb::blocked_range<uint64_t>(0, total, grain), body,
                         tbb::simple_partitioner());
@@ -176,15 +186,18 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
     // to the timing model, so the traces held at once stay bounded. The
     // model consumes a batch while the next one runs (a task beside the
     // threadgroups', so a second host thread overlaps the two); it sees
-    // the same batches in the same order on any number of threads.
+    // the same batches in the same order on any number of threads. The
+    // race check gathers its device records at the same points.
     constexpr uint64_t kBatch = 128;
     std::vector<ThreadgroupTrace>* ready = nullptr;  // ran, not consumed
     for (batch_begin = 0; batch_begin < total; batch_begin += kBatch) {
       const uint64_t end = std::min(total, batch_begin + kBatch);
       batch = &batches[(batch_begin / kBatch) % 2];
-      batch->resize(end - batch_begin);
-      for (uint64_t k = 0; k < batch->size(); ++k) {
-        (*batch)[k].index = batch_begin + k;
+      if (timed) {
+        batch->resize(end - batch_begin);
+        for (uint64_t k = 0; k < batch->size(); ++k) {
+          (*batch)[k].index = batch_begin + k;
+        }
       }
       arena.execute([&] {
         tbb::task_group model;
@@ -196,8 +209,9 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
         model.wait();
       });
       ready = nullptr;
+      if (checks) checks->EndBatch();
       if (first_fault.Any() || cancel.load()) break;
-      ready = batch;
+      if (timed) ready = batch;
     }
     if (ready != nullptr) setup.timing->Consume(*ready);
   }
@@ -207,6 +221,7 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
     result.lane_instructions += w.stats.lane_instructions;
     result.threadgroups_done += w.threadgroups_done;
   }
+  if (checks) result.check = checks->Finish();
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -7,23 +7,20 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "emu/check/check_options.h"
+#include "emu/check/check_report.h"
+#include "emu/check/kernel_checker.h"
+#include "emu/dispatch/grid.h"
 #include "emu/exec/decoded_kernel.h"
 #include "emu/exec/fault.h"
 #include "emu/memory/device_memory.h"
 #include "emu/timing/simd_trace.h"
 
 namespace mtlemu::emu {
-
-using Size3 = std::array<uint32_t, 3>;
-
-struct DispatchGrid {
-  Size3 threadgroups{1, 1, 1};             // threadgroups_per_grid
-  Size3 threads_per_threadgroup{1, 1, 1};  // as dispatched
-  Size3 threads_per_grid{1, 1, 1};         // edge threadgroups are cut to this
-};
 
 // Timed mode: receives the traces of threadgroups in order of their index,
 // a batch at a time (so a large dispatch never holds all its traces).
@@ -67,7 +64,11 @@ struct DispatchSetup {
   // ("buffer(2) 'out' (4096 bytes)") and its offset; may be empty.
   std::function<std::string(uint64_t address, int64_t* offset)>
       describe_address;
-  TraceSink* timing = nullptr;     // timed mode when set
+  TraceSink* timing = nullptr;  // timed mode when set
+  // The kernel checks to run (none when null or none is on), and for the
+  // init check the buffers created without contents, sorted by address.
+  const CheckOptions* checks = nullptr;
+  std::vector<UninitializedRegion> uninitialized;
   std::string source_file;         // file of SourceLocation::file 0
   std::vector<std::string> files;  // the module's file table
 };
@@ -79,6 +80,9 @@ struct DispatchResult {
   uint64_t instructions = 0;
   uint64_t lane_instructions = 0;
   double seconds = 0;
+  // With checks: what they found in the threadgroups that ran (also when
+  // the dispatch faulted).
+  std::optional<CheckReport> check;
 };
 
 DispatchResult RunDispatch(const DispatchSetup& setup);

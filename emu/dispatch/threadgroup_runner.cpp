@@ -10,20 +10,6 @@ namespace {
 
 using isa::SpecialRegister;
 
-// The threadgroup's actual size: cut at the grid's edge (dispatchThreads).
-Size3 ThreadgroupSize(const DispatchGrid& g, const Size3& position) {
-  Size3 size;
-  for (int i = 0; i < 3; ++i) {
-    const uint64_t start =
-        static_cast<uint64_t>(position[i]) * g.threads_per_threadgroup[i];
-    const uint64_t left =
-        g.threads_per_grid[i] > start ? g.threads_per_grid[i] - start : 0;
-    size[i] = static_cast<uint32_t>(
-        std::min<uint64_t>(g.threads_per_threadgroup[i], left));
-  }
-  return size;
-}
-
 // Fills the slot of one special register for all lanes of SIMD group
 // `simd` in a threadgroup of `size` at `position`.
 void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
@@ -185,7 +171,8 @@ void ThreadgroupRunner::FillThreadgroupMemory(const DispatchSetup& setup,
 
 bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
                             StopSignal& stop, SimdGroupStats& stats,
-                            Fault& fault, ThreadgroupTrace* trace) {
+                            Fault& fault, ThreadgroupTrace* trace,
+                            KernelChecker* checker) {
   const Size3 size = ThreadgroupSize(setup.grid, position);
   const uint32_t threads = size[0] * size[1] * size[2];
   if (threads == 0) {
@@ -219,6 +206,11 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
   ctx.threadgroup_memory_size = setup.threadgroup_memory_length;
   ctx.thread_memory_size = thread_memory;
   ctx.fault = &fault;
+  ctx.checker = checker;
+  ctx.memory_checker =
+      checker != nullptr && (checker->options().race || checker->options().init)
+          ? checker
+          : nullptr;
   while (true) {
     bool any_at_barrier = false;
     for (uint32_t i = 0; i < count; ++i) {
@@ -227,25 +219,30 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
       ctx.slots = sg.lane_file().data();
       ctx.thread_memory = thread_memory_.data() +
                           static_cast<size_t>(thread_memory) * kLanes * i;
+      if (checker != nullptr) checker->SetSimdgroup(i);
       const SimdGroupStatus status = sg.Run(*setup.kernel, ctx, stop, stats);
       if (status == SimdGroupStatus::kFaulted) {
         if (ctx.faulted) {
           fault.simdgroup = i;
           fault.pc = sg.pc();
-          const uint32_t index = i * kLanes + fault.lane;
-          const Size3 in_tg = {index % size[0], (index / size[0]) % size[1],
-                               index / (size[0] * size[1])};
-          for (int d = 0; d < 3; ++d) {
-            fault.threadgroup_position[d] = position[d];
-            fault.thread_position[d] =
-                position[d] * setup.grid.threads_per_threadgroup[d] + in_tg[d];
-          }
+          fault.threadgroup_position = position;
+          fault.thread_position = ThreadPositionInGrid(
+              setup.grid, position, size, i * kLanes + fault.lane);
         }
         return false;
       }
       any_at_barrier |= status == SimdGroupStatus::kAtBarrier;
     }
     if (!any_at_barrier) return true;
+    if (checker != nullptr) {
+      at_barrier_.clear();
+      for (uint32_t i = 0; i < count; ++i) {
+        if (simd_groups_[i].status() == SimdGroupStatus::kAtBarrier) {
+          at_barrier_.emplace_back(i, simd_groups_[i].pc() - 1);
+        }
+      }
+      checker->ThreadgroupBarrier(at_barrier_);
+    }
     for (uint32_t i = 0; i < count; ++i) {
       if (simd_groups_[i].status() == SimdGroupStatus::kAtBarrier) {
         simd_groups_[i].ReleaseBarrier();

@@ -17,10 +17,12 @@ class ThreadgroupRunner {
  public:
   // Runs threadgroup `position`. Returns false on a fault or stop; `fault`
   // then says what happened (kind kNone when stopped by the signal).
-  // With `trace`, every SIMD group records what it issues (timed mode).
+  // With `trace`, every SIMD group records what it issues (timed mode);
+  // with `checker`, the kernel checks see every access and barrier (the
+  // caller starts and finishes the checker's threadgroup).
   bool Run(const DispatchSetup& setup, const Size3& position, StopSignal& stop,
            SimdGroupStats& stats, Fault& fault,
-           ThreadgroupTrace* trace = nullptr);
+           ThreadgroupTrace* trace = nullptr, KernelChecker* checker = nullptr);
 
  private:
   void StartSimdGroup(const DispatchSetup& setup, const Size3& position,
@@ -30,6 +32,8 @@ class ThreadgroupRunner {
   std::vector<SimdGroup> simd_groups_;
   std::vector<uint8_t> threadgroup_memory_;
   std::vector<uint8_t> thread_memory_;  // per SIMD group, per lane
+  // Checks: the SIMD groups released from a barrier, with its instruction.
+  std::vector<std::pair<uint32_t, uint32_t>> at_barrier_;
 };
 
 }  // namespace mtlemu::emu

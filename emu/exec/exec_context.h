@@ -11,6 +11,8 @@
 
 namespace mtlemu::emu {
 
+class KernelChecker;
+
 inline constexpr int kLanes = isa::kSimdWidth;
 inline constexpr uint32_t kAllLanes = 0xffffffffu;
 inline constexpr uint16_t kNoSlot = 0xffff;
@@ -30,6 +32,12 @@ struct ExecContext {
 
   Fault* fault = nullptr;  // set by an instruction that faults
   bool faulted = false;
+
+  // The kernel checks (emu/check/): told of cross-lane reads and barriers
+  // (null when no check is on), and of every threadgroup and device access
+  // (memory_checker; null unless the race or init check is on).
+  KernelChecker* checker = nullptr;
+  KernelChecker* memory_checker = nullptr;
 
   uint32_t* Slot(uint16_t s) const { return slots + s * kLanes; }
 };

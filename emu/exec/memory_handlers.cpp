@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 
+#include "emu/check/kernel_checker.h"
 #include "emu/exec/handlers.h"
 #include "emu/exec/lane_loop.h"
 #include "emu/exec/memory_access.h"
@@ -78,6 +79,10 @@ void Load(ExecContext& ctx, const DecodedInstruction& d) {
     const uint8_t* src =
         Translate(ctx, acc.space, first, bytes * kLanes, false, 0, cache);
     if (src != nullptr) {
+      if (ctx.memory_checker != nullptr) [[unlikely]] {
+        ctx.memory_checker->ContiguousAccess(d, acc.space, first, bytes,
+                                             AccessType::kRead, nullptr);
+      }
       if (kSize == 4 && vector == 1) {
         std::memcpy(dst, src, 4 * kLanes);
         return;
@@ -99,6 +104,10 @@ void Load(ExecContext& ctx, const DecodedInstruction& d) {
     const uint8_t* src =
         Translate(ctx, acc.space, address, bytes, false, l, cache);
     if (src == nullptr) return;
+    if (ctx.memory_checker != nullptr) [[unlikely]] {
+      ctx.memory_checker->MemoryAccess(d, acc.space, l, address, bytes,
+                                       AccessType::kRead);
+    }
     for (int e = 0; e < vector; ++e) {
       ElementToRegisters<kSize, kSignExtend>(
           src + e * kSize, dst + e * acc.regs_per_element * kLanes, l);
@@ -121,13 +130,17 @@ void Store(ExecContext& ctx, const DecodedInstruction& d) {
     if (dst != nullptr) {
       if (kSize == 4 && vector == 1) {
         std::memcpy(dst, src, 4 * kLanes);
-        return;
-      }
-      for (int e = 0; e < vector; ++e) {
-        const uint32_t* from = src + e * acc.regs_per_element * kLanes;
-        for (int l = 0; l < kLanes; ++l) {
-          RegistersToElement<kSize>(from, l, dst + (l * vector + e) * kSize);
+      } else {
+        for (int e = 0; e < vector; ++e) {
+          const uint32_t* from = src + e * acc.regs_per_element * kLanes;
+          for (int l = 0; l < kLanes; ++l) {
+            RegistersToElement<kSize>(from, l, dst + (l * vector + e) * kSize);
+          }
         }
+      }
+      if (ctx.memory_checker != nullptr) [[unlikely]] {
+        ctx.memory_checker->ContiguousAccess(d, acc.space, first, bytes,
+                                             AccessType::kWrite, dst);
       }
       return;
     }
@@ -141,6 +154,10 @@ void Store(ExecContext& ctx, const DecodedInstruction& d) {
     for (int e = 0; e < vector; ++e) {
       RegistersToElement<kSize>(src + e * acc.regs_per_element * kLanes, l,
                                 dst + e * kSize);
+    }
+    if (ctx.memory_checker != nullptr) [[unlikely]] {
+      ctx.memory_checker->MemoryAccess(d, acc.space, l, address, bytes,
+                                       AccessType::kWrite, dst);
     }
   });
 }
@@ -228,6 +245,13 @@ void Atomic(ExecContext& ctx, const DecodedInstruction& d) {
       RecordFault(ctx, FaultKind::kMisalignedAtomic, acc.space, l, address, 4,
                   writes);
       return;
+    }
+    if (ctx.memory_checker != nullptr) [[unlikely]] {
+      ctx.memory_checker->MemoryAccess(
+          d, acc.space, l, address, 4,
+          op == Opcode::kAtomicLoad    ? AccessType::kAtomicRead
+          : op == Opcode::kAtomicStore ? AccessType::kAtomicWrite
+                                       : AccessType::kAtomicUpdate);
     }
     const uint32_t v = value ? value[l] : 0;
     const uint32_t w = desired ? desired[l] : 0;

@@ -2,6 +2,7 @@
 
 #include <bit>
 
+#include "emu/check/kernel_checker.h"
 #include "emu/timing/event_recorder.h"
 
 namespace mtlemu::emu {
@@ -145,6 +146,9 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
         ++top.pc;
         if (d.flow == Flow::kThreadgroupBarrier) {
           return status_ = SimdGroupStatus::kAtBarrier;
+        }
+        if (ctx.checker != nullptr) [[unlikely]] {
+          ctx.checker->SimdgroupBarrier(d.inst->mem_flags);
         }
         break;
     }

@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstring>
 
+#include "emu/check/kernel_checker.h"
 #include "emu/exec/alu_semantics.h"
 #include "emu/exec/handlers.h"
 #include "emu/exec/lane_loop.h"
@@ -77,6 +78,9 @@ void Shuffle(ExecContext& ctx, const DecodedInstruction& d) {
   ForEachActiveLane(mask, [&](int l) {
     const int from = SourceLane<op, kCluster>(
         l, operand ? static_cast<int32_t>(operand[l]) : 0, mask);
+    if (ctx.checker != nullptr && !((mask >> from) & 1)) [[unlikely]] {
+      ctx.checker->InactiveLaneRead(d, l, from);
+    }
     for (int s = 0; s < span; ++s) {
       dst[s * kLanes + l] = src[s * kLanes + from];
     }
@@ -234,6 +238,10 @@ void MatrixLoad(ExecContext& ctx, const DecodedInstruction& d) {
       const uint64_t address = base + index * kSize;
       const uint8_t* p = Translate(ctx, space, address, kSize, false, l, cache);
       if (p == nullptr) return;
+      if (ctx.memory_checker != nullptr) [[unlikely]] {
+        ctx.memory_checker->MemoryAccess(d, space, l, address, kSize,
+                                         AccessType::kRead);
+      }
       uint32_t v = 0;
       std::memcpy(&v, p, kSize);
       dst[e * kLanes + l] = v;
@@ -256,11 +264,15 @@ void MatrixStore(ExecContext& ctx, const DecodedInstruction& d) {
       const uint64_t r = SimdgroupMatrixRow(l), c = SimdgroupMatrixCol(l, e);
       const uint64_t index =
           d.inst->transpose ? c * stride[l] + r : r * stride[l] + c;
-      uint8_t* p =
-          Translate(ctx, space, base + index * kSize, kSize, true, l, cache);
+      const uint64_t address = base + index * kSize;
+      uint8_t* p = Translate(ctx, space, address, kSize, true, l, cache);
       if (p == nullptr) return;
       const uint32_t v = src[e * kLanes + l];
       std::memcpy(p, &v, kSize);
+      if (ctx.memory_checker != nullptr) [[unlikely]] {
+        ctx.memory_checker->MemoryAccess(d, space, l, address, kSize,
+                                         AccessType::kWrite, p);
+      }
     }
   });
 }

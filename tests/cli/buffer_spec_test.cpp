@@ -102,6 +102,17 @@ TEST(ParseBufferSpecTest, Generators) {
 
   g = Generated("5=ulong[1]:random(18446744073709551615)");
   EXPECT_EQ(g.seed, UINT64_MAX);
+
+  // uninit: zeros, but marked as never written (for --check init).
+  g = Generated("6=int[3]:uninit");
+  EXPECT_EQ(g.generator, GeneratorKind::kUninit);
+  Result<BufferData> data = LoadBufferData(g);
+  ASSERT_TRUE(data.ok());
+  EXPECT_TRUE(data.value().uninitialized);
+  EXPECT_EQ(data.value().bytes, std::vector<uint8_t>(12, 0));
+  data = LoadBufferData(Generated("6=int[3]:zeros"));
+  ASSERT_TRUE(data.ok());
+  EXPECT_FALSE(data.value().uninitialized);
 }
 
 TEST(ParseBufferSpecTest, Errors) {
@@ -143,10 +154,10 @@ TEST(ParseBufferSpecTest, Errors) {
             "'float[16]'");
   EXPECT_EQ(BufferError("0=float[16]:ones"),
             "--buffer '0=float[16]:ones': unknown generator 'ones' (expected "
-            "zeros, iota, fill(V) or random(SEED))");
+            "zeros, uninit, iota, fill(V) or random(SEED))");
   EXPECT_EQ(BufferError("0=float[16]:fill(1"),
             "--buffer '0=float[16]:fill(1': unknown generator 'fill(1' "
-            "(expected zeros, iota, fill(V) or random(SEED))");
+            "(expected zeros, uninit, iota, fill(V) or random(SEED))");
   EXPECT_EQ(BufferError("0=uchar[4]:fill(256)"),
             "--buffer '0=uchar[4]:fill(256)': fill value: '256' is out of "
             "range for uchar (0..255)");

@@ -101,7 +101,7 @@ TEST(ResolveTritonArgsTest, Errors) {
                                  "--arg '=1': expected NAME=SPEC"));
   EXPECT_EQ(ResolveError({"p=float[4]:ones"}),
             "--arg 'p=float[4]:ones': unknown generator 'ones' (expected "
-            "zeros, iota, fill(V) or random(SEED))");
+            "zeros, uninit, iota, fill(V) or random(SEED))");
   EXPECT_EQ(ResolveError({"p=floot[4]:zeros"}).substr(0, 50),
             "--arg 'p=floot[4]:zeros': unknown type 'floot' (ex");
   EXPECT_EQ(ResolveError({"n=1", "n=2"}), "--arg 'n=2': 'n' is given twice");

@@ -1,0 +1,174 @@
+// What the kernel checks cost: three MSL kernels (a vector add, a
+// threadgroup reduction with barriers, a 16x16 threadgroup-tiled matmul)
+// run unchecked and under each check, in the same process; prints each
+// time (best of 3, the dispatch's host time) and its ratio to the
+// unchecked run. The issue's aim: at most 3x the functional time.
+//
+//   build/bench/mtlemu_check_bench [--threads N]
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "api/library.h"
+#include "bench/bench_support.h"
+#include "emu/device/command_buffer.h"
+#include "emu/device/compute_command_encoder.h"
+#include "emu/device/device.h"
+
+namespace mtlemu::bench {
+namespace {
+
+constexpr char kSource[] = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void vector_add(device const float* a [[buffer(0)]],
+                       device const float* b [[buffer(1)]],
+                       device float* c [[buffer(2)]],
+                       uint i [[thread_position_in_grid]]) {
+  c[i] = a[i] + b[i];
+}
+kernel void reduce(device const float* in [[buffer(0)]],
+                   device float* out [[buffer(1)]],
+                   uint tid [[thread_position_in_threadgroup]],
+                   uint gid [[thread_position_in_grid]],
+                   uint group [[threadgroup_position_in_grid]]) {
+  threadgroup float partial[256];
+  partial[tid] = in[gid];
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  for (uint s = 128; s > 0; s >>= 1) {
+    if (tid < s) partial[tid] += partial[tid + s];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  if (tid == 0) out[group] = partial[0];
+}
+kernel void matmul(device const float* a [[buffer(0)]],
+                   device const float* b [[buffer(1)]],
+                   device float* c [[buffer(2)]],
+                   constant uint& n [[buffer(3)]],
+                   uint2 tid [[thread_position_in_threadgroup]],
+                   uint2 gid [[thread_position_in_grid]]) {
+  threadgroup float ta[16][16];
+  threadgroup float tb[16][16];
+  float acc = 0.0f;
+  for (uint k0 = 0; k0 < n; k0 += 16) {
+    ta[tid.y][tid.x] = a[gid.y * n + k0 + tid.x];
+    tb[tid.y][tid.x] = b[(k0 + tid.y) * n + gid.x];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint k = 0; k < 16; ++k) acc = fma(ta[tid.y][k], tb[k][tid.x], acc);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+  }
+  c[gid.y * n + gid.x] = acc;
+}
+)";
+
+struct Case {
+  const char* name;
+  const char* kernel;
+  std::vector<uint64_t> buffer_floats;  // sizes of buffers 0, 1, ...
+  MTLSize grid, group;
+  int n_bytes_index = -1;  // setBytes(n) at this index
+  uint32_t n = 0;
+};
+
+void MustOk(const Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "bench: %s\n", s.error().message.c_str());
+    std::exit(1);
+  }
+}
+
+double RunCase(Device& device, Library& library, const Case& c,
+               const char* checks, int threads, size_t* findings) {
+  device.options().checks =
+      checks ? Must(emu::ParseCheckList(checks)) : emu::CheckOptions{};
+  device.options().host_threads = threads;
+  auto pipeline =
+      Must(device.newComputePipelineState(Must(library.newFunction(c.kernel))));
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  for (uint64_t floats : c.buffer_floats) {
+    std::vector<float> v(floats);
+    for (uint64_t i = 0; i < floats; ++i) v[i] = static_cast<float>(i % 7);
+    buffers.push_back(Must(device.newBuffer(v.data(), floats * 4)));
+  }
+  double seconds = 0;
+  auto commands = device.newCommandQueue()->commandBuffer();
+  auto encoder = commands->computeCommandEncoder();
+  encoder->setComputePipelineState(pipeline);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    MustOk(encoder->setBuffer(buffers[i], 0, static_cast<int>(i)));
+  }
+  if (c.n_bytes_index >= 0) {
+    MustOk(encoder->setBytes(&c.n, sizeof c.n, c.n_bytes_index));
+  }
+  MustOk(encoder->dispatchThreads(c.grid, c.group));
+  commands->commit();
+  if (commands->error() != nullptr) {
+    std::fprintf(stderr, "bench: %s\n", commands->error()->message.c_str());
+    std::exit(1);
+  }
+  seconds = commands->dispatches()[0].seconds;
+  *findings = commands->dispatches()[0].check
+                  ? commands->dispatches()[0].check->findings.size()
+                  : 0;
+  return seconds;
+}
+
+int Main(int argc, char** argv) {
+  int threads = 0;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], "--threads") == 0)
+      threads = std::atoi(argv[i + 1]);
+  }
+  auto device = Must(Device::Create("m1"));
+  auto library = Must(api::newLibraryWithSource(*device, kSource));
+  constexpr uint32_t kN = 256;
+  const Case cases[] = {
+      {"vector add, 4M floats",
+       "vector_add",
+       {1 << 22, 1 << 22, 1 << 22},
+       {1 << 22, 1, 1},
+       {256, 1, 1}},
+      {"threadgroup reduction, 4M floats",
+       "reduce",
+       {1 << 22, (1 << 22) / 256},
+       {1 << 22, 1, 1},
+       {256, 1, 1}},
+      {"16x16 tiled matmul, 256^3",
+       "matmul",
+       {kN * kN, kN * kN, kN * kN},
+       {kN, kN, 1},
+       {16, 16, 1},
+       3,
+       kN},
+  };
+  const char* checks[] = {nullptr, "race", "init", "simd", "all"};
+  std::printf("%-34s %10s %10s %10s %10s %10s\n", "kernel (ms, ratio)",
+              "unchecked", "race", "init", "simd", "all");
+  for (const Case& c : cases) {
+    std::printf("%-34s", c.name);
+    double base = 0;
+    for (const char* check : checks) {
+      // The dispatch's own time (DispatchReport::seconds), best of 3.
+      size_t findings = 0;
+      double best = 1e30;
+      for (int i = 0; i < 3; ++i) {
+        best = std::min(
+            best, RunCase(*device, *library, c, check, threads, &findings));
+      }
+      if (check == nullptr) {
+        base = best;
+        std::printf(" %10.1f", best * 1e3);
+      } else {
+        std::printf(" %5.1f %4.2fx", best * 1e3, best / base);
+      }
+      if (findings) std::printf("(%zu findings!)", findings);
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace mtlemu::bench
+
+int main(int argc, char** argv) { return mtlemu::bench::Main(argc, argv); }

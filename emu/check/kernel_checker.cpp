@@ -1,0 +1,191 @@
+#include "emu/check/kernel_checker.h"
+
+#include <algorithm>
+
+namespace mtlemu::emu {
+
+KernelChecker::KernelChecker(
+    const CheckOptions& options, const DecodedInstruction* code,
+    const std::vector<UninitializedRegion>* uninitialized)
+    : options_(options),
+      record_device_(options.race),
+      code_(code),
+      uninitialized_(uninitialized) {}
+
+void KernelChecker::StartThreadgroup(uint64_t index,
+                                     uint32_t threadgroup_memory_length,
+                                     uint32_t simdgroups) {
+  threadgroup_ = index;
+  simdgroup_ = 0;
+  device_epoch_ = 0;
+  simd_threadgroup_epoch_.assign(simdgroups, 0);
+  simd_device_epoch_.assign(simdgroups, 0);
+  shadow_.StartThreadgroup(threadgroup_memory_length);
+  written_words_.clear();
+}
+
+void KernelChecker::FinishThreadgroup() {
+  for (const auto& [word, mask] : written_words_) {
+    initialized_bytes_.emplace_back(word, mask);
+  }
+  written_words_.clear();
+}
+
+void KernelChecker::MemoryAccess(const DecodedInstruction& d,
+                                 isa::AddressSpace space, int lane,
+                                 uint64_t address, uint32_t size,
+                                 AccessType type, const uint8_t* written) {
+  const uint32_t pc = Pc(d);
+  const uint32_t thread = simdgroup_ * kLanes + static_cast<uint32_t>(lane);
+  if (space == isa::AddressSpace::kThreadgroup) {
+    const ShadowAccess access{pc, static_cast<uint16_t>(thread), type,
+                              simd_threadgroup_epoch_[simdgroup_]};
+    const auto finding = [&](FindingKind kind, uint32_t byte) {
+      RawFinding f;
+      f.kind = kind;
+      f.first = {pc, thread, type, threadgroup_};
+      f.space = isa::AddressSpace::kThreadgroup;
+      f.address = byte;
+      f.size = size;
+      return f;
+    };
+    shadow_.Access(
+        static_cast<uint32_t>(address), size, access,
+        [&](const ShadowAccess& earlier, uint32_t byte) {
+          if (!options_.race) return;
+          RawFinding f = finding(FindingKind::kThreadgroupRace, byte);
+          f.second = f.first;
+          f.first = {earlier.pc, earlier.thread, earlier.type, threadgroup_};
+          f.has_second = true;
+          findings_.Add(f);
+        },
+        [&](uint32_t byte) {
+          if (options_.init) {
+            findings_.Add(
+                finding(FindingKind::kUninitializedThreadgroupRead, byte));
+          }
+        });
+    return;
+  }
+  if (space != isa::AddressSpace::kDevice) return;
+  if (record_device_) {
+    DeviceAccessRecord r;
+    r.begin = address;
+    r.threadgroup = threadgroup_;
+    r.length = size;
+    r.pc = pc;
+    r.barrier_epoch = device_epoch_;
+    r.simd_epoch = simd_device_epoch_[simdgroup_];
+    r.first_thread = static_cast<uint16_t>(thread);
+    r.element_size = static_cast<uint8_t>(size);
+    r.type = type;
+    log_.Append(r, written);
+  }
+  if (options_.init && !uninitialized_->empty()) {
+    DeviceInit(pc, thread, address, size, type);
+  }
+}
+
+void KernelChecker::ContiguousAccess(const DecodedInstruction& d,
+                                     isa::AddressSpace space, uint64_t first,
+                                     uint32_t size, AccessType type,
+                                     const uint8_t* written) {
+  if (space != isa::AddressSpace::kDevice) {
+    for (int l = 0; l < kLanes; ++l) {
+      MemoryAccess(d, space, l, first + uint64_t{size} * l, size, type,
+                   written ? written + size * l : nullptr);
+    }
+    return;
+  }
+  const uint32_t pc = Pc(d);
+  if (record_device_) {
+    DeviceAccessRecord r;
+    r.begin = first;
+    r.threadgroup = threadgroup_;
+    r.length = size * kLanes;
+    r.pc = pc;
+    r.barrier_epoch = device_epoch_;
+    r.simd_epoch = simd_device_epoch_[simdgroup_];
+    r.first_thread = static_cast<uint16_t>(simdgroup_ * kLanes);
+    r.element_size = static_cast<uint8_t>(size);
+    r.type = type;
+    log_.Append(r, written);
+  }
+  if (options_.init && !uninitialized_->empty()) {
+    for (int l = 0; l < kLanes; ++l) {
+      DeviceInit(pc, simdgroup_ * kLanes + static_cast<uint32_t>(l),
+                 first + uint64_t{size} * l, size, type);
+    }
+  }
+}
+
+void KernelChecker::DeviceInit(uint32_t pc, uint32_t thread, uint64_t address,
+                               uint32_t size, AccessType type) {
+  const auto it = std::upper_bound(
+      uninitialized_->begin(), uninitialized_->end(), address,
+      [](uint64_t a, const UninitializedRegion& r) { return a < r.base; });
+  if (it == uninitialized_->begin()) return;
+  const UninitializedRegion& region = *std::prev(it);
+  if (address - region.base >= region.length) return;
+  if (IsRead(type)) {
+    for (uint64_t byte = address; byte < address + size; ++byte) {
+      if (region.IsInitialized(byte - region.base)) continue;
+      const auto w = written_words_.find(byte >> 3);
+      if (w != written_words_.end() && (w->second >> (byte & 7)) & 1) continue;
+      RawFinding f;
+      f.kind = FindingKind::kUninitializedDeviceRead;
+      f.first = {pc, thread, type, threadgroup_};
+      f.space = isa::AddressSpace::kDevice;
+      f.address = byte;
+      f.size = size;
+      findings_.Add(f);
+      break;
+    }
+  }
+  if (IsWrite(type)) {
+    for (uint64_t byte = address; byte < address + size; ++byte) {
+      written_words_[byte >> 3] |= static_cast<uint8_t>(1u << (byte & 7));
+    }
+  }
+}
+
+void KernelChecker::InactiveLaneRead(const DecodedInstruction& d, int lane,
+                                     int source) {
+  if (!options_.simd) return;
+  RawFinding f;
+  f.kind = FindingKind::kInactiveLaneRead;
+  f.first = {Pc(d), simdgroup_ * kLanes + static_cast<uint32_t>(lane),
+             AccessType::kRead, threadgroup_};
+  f.source_lane = static_cast<uint32_t>(source);
+  findings_.Add(f);
+}
+
+void KernelChecker::SimdgroupBarrier(uint8_t mem_flags) {
+  if (mem_flags & isa::kMemThreadgroup) ++simd_threadgroup_epoch_[simdgroup_];
+  if (mem_flags & isa::kMemDevice) ++simd_device_epoch_[simdgroup_];
+}
+
+void KernelChecker::ThreadgroupBarrier(
+    const std::vector<std::pair<uint32_t, uint32_t>>& waiting) {
+  if (waiting.empty()) return;
+  // Memory is ordered only as far as every barrier released together says.
+  uint8_t flags = 0xff;
+  for (const auto& [simdgroup, pc] : waiting) {
+    flags &= code_[pc].inst->mem_flags;
+    if (options_.simd && (pc != waiting[0].second ||
+                          code_[pc].inst->mem_flags !=
+                              code_[waiting[0].second].inst->mem_flags)) {
+      RawFinding f;
+      f.kind = FindingKind::kMismatchedBarrier;
+      f.first = {waiting[0].second, waiting[0].first * kLanes,
+                 AccessType::kNone, threadgroup_};
+      f.second = {pc, simdgroup * kLanes, AccessType::kNone, threadgroup_};
+      f.has_second = true;
+      findings_.Add(f);
+    }
+  }
+  if (flags & isa::kMemThreadgroup) shadow_.Barrier();
+  if (flags & isa::kMemDevice) ++device_epoch_;
+}
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,112 @@
+// `mtlemu run --check` through the executable: findings on stderr with
+// their source lines, --check-report's JSON, exit code 5, outputs kept, and
+// the errors for bad arguments (before the run).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/exit_codes.h"
+#include "tests/cli/cli_test_util.h"
+
+namespace mtlemu::cli {
+namespace {
+
+using cli_test::Contains;
+using cli_test::ProcessResult;
+using cli_test::ReadFile;
+using cli_test::ReadNpyValues;
+using cli_test::RunMtlemu;
+using cli_test::ScratchDir;
+
+std::string Data(const std::string& file) {
+  return std::string(MTLEMU_TEST_DATA_DIR) + "/cli/data/" + file;
+}
+
+std::vector<std::string> Args(const std::string& kernel,
+                              const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {
+      "run", Data("checks.metal"), "--kernel", kernel, "--grid",
+      "128", "--threadgroup",      "64"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(CheckCli, RaceIsReportedWithLinesAndExitCode5AndOutputsKept) {
+  ScratchDir dir;
+  const std::string report = dir.Path("report.json");
+  const std::string out = dir.Path("out.npy");
+  const ProcessResult r = RunMtlemu(
+      dir,
+      Args("neighbours", {"--buffer", "0=float[128]:zeros", "--check", "race",
+                          "--check-report", report, "--out", "0=" + out}));
+  EXPECT_EQ(r.exit_code, kExitCheckFound) << r.err;
+  EXPECT_TRUE(Contains(r.err, "threadgroup-memory race in kernel"));
+  EXPECT_TRUE(Contains(r.err, "checks.metal:9:"));   // the write
+  EXPECT_TRUE(Contains(r.err, "checks.metal:10:"));  // the read
+  EXPECT_TRUE(Contains(r.err, "  10 | out[gid] = t[(tid + 1) % 64];"));
+  // What the kernel computed is written all the same: thread g reads the
+  // value of thread g + 1 of its threadgroup, written before it (SIMD group
+  // 0 runs first), but the last of each SIMD group reads what the next
+  // SIMD group has not written yet (zero) or has.
+  const std::vector<float> values =
+      ReadNpyValues<float>(out, isa::ScalarType::kFloat);
+  ASSERT_EQ(values.size(), 128u);
+  EXPECT_EQ(values[0], 1.0f);
+  EXPECT_EQ(values[64], 65.0f);
+  const std::string json = ReadFile(report);
+  EXPECT_TRUE(
+      Contains(json, "{\"dispatches\": [\n{\"kernel\": \"neighbours\""));
+  EXPECT_TRUE(Contains(json, "\"kind\": \"threadgroup-memory race\""));
+  EXPECT_TRUE(Contains(json, "\"line\": 9,"));
+  EXPECT_TRUE(Contains(json, "\"checks\": \"race\""));
+  EXPECT_EQ(json.substr(json.size() - 3), "]}\n");
+}
+
+TEST(CheckCli, NothingFoundExitsZero) {
+  ScratchDir dir;
+  const ProcessResult r = RunMtlemu(
+      dir, Args("neighbours_barrier",
+                {"--buffer", "0=float[128]:zeros", "--check", "all"}));
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "checks race,init,simd: nothing found"));
+}
+
+TEST(CheckCli, UninitBufferIsReadBeforeAnythingWroteIt) {
+  ScratchDir dir;
+  const ProcessResult r = RunMtlemu(
+      dir, Args("accumulate",
+                {"--buffer", "0=float[128]:uninit", "--check", "init"}));
+  EXPECT_EQ(r.exit_code, kExitCheckFound) << r.err;
+  EXPECT_TRUE(Contains(r.err, "read of an uninitialized buffer"));
+  EXPECT_TRUE(Contains(r.err, "buffer(0)"));
+  // Without --check an uninit buffer is zeros, and nothing is said.
+  const ProcessResult plain =
+      RunMtlemu(dir, Args("accumulate", {"--buffer", "0=float[128]:uninit"}));
+  EXPECT_EQ(plain.exit_code, kExitOk) << plain.err;
+}
+
+TEST(CheckCli, BadArgumentsFailBeforeTheRun) {
+  ScratchDir dir;
+  ProcessResult r = RunMtlemu(
+      dir, Args("accumulate",
+                {"--buffer", "0=float[128]:zeros", "--check", "race,bogus"}));
+  EXPECT_EQ(r.exit_code, kExitBadInput);
+  EXPECT_TRUE(Contains(r.err,
+                       "mtlemu: error: --check 'race,bogus': "
+                       "unknown check 'bogus'"));
+  r = RunMtlemu(dir,
+                Args("accumulate", {"--buffer", "0=float[128]:zeros",
+                                    "--check-report", dir.Path("r.json")}));
+  EXPECT_EQ(r.exit_code, kExitBadInput);
+  EXPECT_TRUE(Contains(r.err, "--check-report needs --check"));
+  r = RunMtlemu(dir, Args("accumulate",
+                          {"--buffer", "0=float[128]:zeros", "--check", "all",
+                           "--check-report", dir.Path("missing/r.json")}));
+  EXPECT_EQ(r.exit_code, kExitBadInput);
+  EXPECT_TRUE(Contains(r.err, "--check-report: no folder"));
+  EXPECT_FALSE(Contains(r.out, "dispatched"));
+}
+
+}  // namespace
+}  // namespace mtlemu::cli
