@@ -20,6 +20,7 @@
 #include "api/triton_launch.h"
 #include "api/triton_library.h"
 #include "api/triton_print.h"
+#include "emu/check/check_report.h"
 #include "emu/device/command_buffer.h"
 #include "emu/timing/timing_report.h"
 #include "isa/printer.h"
@@ -224,8 +225,8 @@ class SigintToInterrupt {
 py::dict Launch(PyDevice& device, const PyKernel& kernel,
                 std::tuple<uint64_t, uint64_t, uint64_t> grid,
                 const std::vector<std::pair<std::string, py::object>>& args,
-                bool timing, std::optional<std::string> trace,
-                int host_threads) {
+                bool timing, std::optional<std::string> trace, int host_threads,
+                const std::string& checks) {
   Device& d = device.device();
   std::map<std::string, api::TritonArgValue> values;
   for (const auto& [name, value] : args) {
@@ -256,6 +257,17 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
     }
   }
   EmulatorOptions& options = d.options();
+  options.checks = {};
+  if (!checks.empty()) {
+    Result<emu::CheckOptions> parsed = emu::ParseCheckList(checks);
+    if (!parsed.ok()) {
+      throw LaunchFailure{
+          "TRITON_METAL_CHECK='" + checks + "': " + parsed.error().message,
+          "argument",
+          {}};
+    }
+    options.checks = parsed.value();
+  }
   options.timing = timing || trace.has_value();
   options.timeline = trace.has_value();
   options.host_threads = host_threads;
@@ -282,6 +294,7 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
     sigint.Raise();
   }
   options.interrupt.reset();
+  options.checks = {};
 
   std::vector<std::string> printed;
   if (print_log) {
@@ -301,9 +314,20 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
                                                             : "fault",
                         printed};
   }
+  const DispatchReport& r = commands->dispatches().at(0);
+  if (r.check != nullptr && !r.check->findings.empty()) {
+    std::string message = std::to_string(r.check->findings.size()) +
+                          " finding" +
+                          (r.check->findings.size() == 1 ? "" : "s") +
+                          " of TRITON_METAL_CHECK=" + r.check->checks + ":";
+    for (const emu::Finding& f : r.check->findings) {
+      message += "\n" + f.Describe(r.check->kernel);
+    }
+    for (const std::string& note : r.check->notes) message += "\nnote: " + note;
+    throw LaunchFailure{message, "check", printed};
+  }
   py::dict out;
   out["printed"] = printed;
-  const DispatchReport& r = commands->dispatches().at(0);
   out["seconds"] = r.seconds;
   out["instructions"] = r.instructions;
   out["lane_instructions"] = r.lane_instructions;
@@ -389,6 +413,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("launch", &Launch, py::arg("device"), py::arg("kernel"),
         py::arg("grid"), py::arg("args"), py::arg("timing") = false,
         py::arg("trace") = py::none(), py::arg("host_threads") = 0,
+        py::arg("checks") = "",
         "Launches a compiled kernel over `grid` programs.");
   m.def("chips", &Chips, "The chips: (name, marketing name, GPU cores).");
 }

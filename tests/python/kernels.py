@@ -72,3 +72,9 @@ def accumulate(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offs < n
     tl.store(out_ptr + offs, tl.load(out_ptr + offs, mask=mask) + tl.load(x_ptr + offs, mask=mask),
              mask=mask)
+
+
+@triton_metal.jit
+def folded_store(out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs % 16, offs.to(tl.float32))  # racy: 8 lanes a slot

@@ -171,6 +171,26 @@ def test_failed_device_assert_raises():
     kernels.asserting[(1,)](x - 2, N=4)  # all below 3: no fault
 
 
+def test_kernel_checks_raise_with_the_python_line(monkeypatch):
+    out = np.zeros(16, np.float32)
+    kernels.folded_store[(1,)](out, BLOCK=128)  # no checks: runs as it is
+    monkeypatch.setenv("TRITON_METAL_CHECK", "race")
+    with pytest.raises(triton_metal.KernelError) as e:
+        kernels.folded_store[(1,)](out, BLOCK=128)
+    assert e.value.kind == "check"
+    assert f"kernels.py:{line_of('racy: 8 lanes a slot')}" in str(e.value)
+    assert "device-memory race" in str(e.value)
+    # Lanes 0, 16, ..., 112 write slot 0: one of them is kept.
+    assert out[0] in range(0, 128, 16)
+    # A kernel without races launches as usual under the checks.
+    kernels.copy_kernel[(1,)](np.ones(8, np.float32), out, 8, BLOCK=8)
+    assert out[:8].tolist() == [1.0] * 8
+    monkeypatch.setenv("TRITON_METAL_CHECK", "races")
+    with pytest.raises(triton_metal.KernelError) as e:
+        kernels.folded_store[(1,)](out, BLOCK=128)
+    assert "unknown check 'races'" in str(e.value)
+
+
 def test_device_print_goes_to_stdout(capsys):
     kernels.printing[(1,)](np.array([0.5, 1.5], np.float32), N=2)
     assert capsys.readouterr().out == (

@@ -9,7 +9,10 @@ CompilationError = _core.CompilationError
 class KernelError(RuntimeError):
     """A launch that failed on the emulated GPU: an out-of-bounds access
     (the message names the kernel's Python line, the thread and the
-    buffer), a failed tl.device_assert, a timeout."""
+    buffer), a failed tl.device_assert, a timeout (kind "fault",
+    "timeout"); or, with TRITON_METAL_CHECK set, what the kernel checks
+    found (kind "check": races, uninitialized reads, SIMD-group misuse;
+    the outputs are written all the same)."""
 
     def __init__(self, message, kind="fault"):
         super().__init__(message)

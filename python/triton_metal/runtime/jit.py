@@ -401,7 +401,8 @@ class JITFunction(KernelInterface):
         timed = bench.active or prof is not None
         try:
             report = _core.launch(device, compiled._kernel, grid, launch_args,
-                                  timing=timed, trace=trace)
+                                  timing=timed, trace=trace,
+                                  checks=os.environ.get("TRITON_METAL_CHECK", ""))
         except _core.LaunchError as e:
             for line in getattr(e, "printed", []):
                 print(line)
