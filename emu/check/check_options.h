@@ -22,7 +22,8 @@ struct CheckOptions {
   bool init = false;
   // SIMD-group misuse: shuffles and broadcasts reading an inactive lane,
   // SIMD groups released from different barriers (or barriers with
-  // different mem_flags).
+  // different mem_flags), a SIMD group that finished past a barrier the
+  // others wait at.
   bool simd = false;
   // The most memory the device-memory race check keeps for its records of
   // device accesses (about 40 bytes for each run of consecutive lanes);

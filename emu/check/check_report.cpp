@@ -68,6 +68,8 @@ std::string_view FindingKindName(FindingKind kind) {
       return "read of an inactive lane";
     case FindingKind::kMismatchedBarrier:
       return "mismatched barriers";
+    case FindingKind::kSkippedBarrier:
+      return "barrier skipped by a SIMD group";
   }
   return "?";
 }
@@ -82,6 +84,7 @@ std::string_view FindingCheckName(FindingKind kind) {
       return "init";
     case FindingKind::kInactiveLaneRead:
     case FindingKind::kMismatchedBarrier:
+    case FindingKind::kSkippedBarrier:
       return "simd";
   }
   return "?";

@@ -21,6 +21,7 @@ enum class FindingKind : uint8_t {
   kUninitializedDeviceRead,
   kInactiveLaneRead,
   kMismatchedBarrier,
+  kSkippedBarrier,
 };
 
 enum class AccessType : uint8_t {

@@ -166,8 +166,22 @@ void KernelChecker::SimdgroupBarrier(uint8_t mem_flags) {
 }
 
 void KernelChecker::ThreadgroupBarrier(
-    const std::vector<std::pair<uint32_t, uint32_t>>& waiting) {
+    const std::vector<std::pair<uint32_t, uint32_t>>& waiting,
+    const std::vector<std::pair<uint32_t, uint32_t>>& finished) {
   if (waiting.empty()) return;
+  // A SIMD group that returned before the barrier may leave it to the
+  // others (Apple's GPUs wait for the threads that remain); one that ran
+  // past it skipped it.
+  for (const auto& [simdgroup, pc] : finished) {
+    if (!options_.simd || pc <= waiting[0].second) continue;
+    RawFinding f;
+    f.kind = FindingKind::kSkippedBarrier;
+    f.first = {waiting[0].second, waiting[0].first * kLanes, AccessType::kNone,
+               threadgroup_};
+    f.second = {pc, simdgroup * kLanes, AccessType::kNone, threadgroup_};
+    f.has_second = true;
+    findings_.Add(f);
+  }
   // Memory is ordered only as far as every barrier released together says.
   uint8_t flags = 0xff;
   for (const auto& [simdgroup, pc] : waiting) {

@@ -60,9 +60,12 @@ class KernelChecker {
   void InactiveLaneRead(const DecodedInstruction& d, int lane, int source);
   void SimdgroupBarrier(uint8_t mem_flags);
   // The SIMD groups waiting at a threadgroup barrier are released; `waiting`
-  // holds each one's index and the barrier instruction it waits at.
+  // holds each one's index and the barrier instruction it waits at,
+  // `finished` those that finished since the last barrier, with the last
+  // instruction they ran (past the barrier: they skipped it).
   void ThreadgroupBarrier(
-      const std::vector<std::pair<uint32_t, uint32_t>>& waiting);
+      const std::vector<std::pair<uint32_t, uint32_t>>& waiting,
+      const std::vector<std::pair<uint32_t, uint32_t>>& finished);
 
   // The record limit is reached: no more device records (race check).
   void StopDeviceRecords() { record_device_ = false; }

@@ -164,6 +164,16 @@ Finding DispatchChecks::Complete(const RawFinding& raw) const {
           "value undefined",
           f.first.lane, raw.source_lane);
       break;
+    case FindingKind::kSkippedBarrier:
+      f.detail = fmt::format(
+          "SIMD group {} waits at the threadgroup_barrier at {}, and SIMD "
+          "group {} finished without reaching it, after running {}, past "
+          "the barrier: every thread of a threadgroup must reach each "
+          "barrier (threads that return before it may leave it to the "
+          "others on Apple GPUs; threads that run past it may not)",
+          f.first.simdgroup, LineText(f.first), f.second->simdgroup,
+          LineText(*f.second));
+      break;
     case FindingKind::kMismatchedBarrier: {
       const uint8_t a = kernel.code[raw.first.pc].mem_flags;
       const uint8_t b = kernel.code[raw.second.pc].mem_flags;

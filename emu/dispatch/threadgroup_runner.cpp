@@ -207,6 +207,7 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
   ctx.thread_memory_size = thread_memory;
   ctx.fault = &fault;
   ctx.checker = checker;
+  if (checker != nullptr) told_.assign(count, false);
   ctx.memory_checker =
       checker != nullptr && (checker->options().race || checker->options().init)
           ? checker
@@ -236,12 +237,17 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
     if (!any_at_barrier) return true;
     if (checker != nullptr) {
       at_barrier_.clear();
+      finished_.clear();
       for (uint32_t i = 0; i < count; ++i) {
-        if (simd_groups_[i].status() == SimdGroupStatus::kAtBarrier) {
-          at_barrier_.emplace_back(i, simd_groups_[i].pc() - 1);
+        const SimdGroup& sg = simd_groups_[i];
+        if (sg.status() == SimdGroupStatus::kAtBarrier) {
+          at_barrier_.emplace_back(i, sg.pc() - 1);
+        } else if (sg.status() == SimdGroupStatus::kDone && !told_[i]) {
+          finished_.emplace_back(i, sg.finished_after());
+          told_[i] = true;  // once
         }
       }
-      checker->ThreadgroupBarrier(at_barrier_);
+      checker->ThreadgroupBarrier(at_barrier_, finished_);
     }
     for (uint32_t i = 0; i < count; ++i) {
       if (simd_groups_[i].status() == SimdGroupStatus::kAtBarrier) {

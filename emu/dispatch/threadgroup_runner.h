@@ -32,8 +32,12 @@ class ThreadgroupRunner {
   std::vector<SimdGroup> simd_groups_;
   std::vector<uint8_t> threadgroup_memory_;
   std::vector<uint8_t> thread_memory_;  // per SIMD group, per lane
-  // Checks: the SIMD groups released from a barrier, with its instruction.
+  // Checks: the SIMD groups released from a barrier, with its instruction;
+  // those that finished meanwhile, with the instruction they finished
+  // after (SimdGroup::finished_after), each told of once (told_).
   std::vector<std::pair<uint32_t, uint32_t>> at_barrier_;
+  std::vector<std::pair<uint32_t, uint32_t>> finished_;
+  std::vector<bool> told_;
 };
 
 }  // namespace mtlemu::emu

@@ -22,6 +22,7 @@ bool StopSignal::ShouldStop() {
 
 void SimdGroup::Start(uint32_t live_mask) {
   live_ = live_mask;
+  finished_after_ = 0;
   stack_.clear();
   stack_.push_back({0, kNoReconvergence, live_mask});
   status_ = live_mask ? SimdGroupStatus::kReady : SimdGroupStatus::kDone;
@@ -34,6 +35,9 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
   // library call on baseline x86-64).
   uint32_t counted_mask = 0;
   uint64_t counted_lanes = 0;
+  // The instruction run before this one (for finished_after_).
+  uint32_t current = pc() > 0 ? pc() - 1 : 0;
+  uint32_t previous = current;
   while (true) {
     if (stack_.empty()) return status_ = SimdGroupStatus::kDone;
     ReconvergenceEntry& top = stack_.back();
@@ -47,6 +51,8 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       if (stop.ShouldStop()) return status_ = SimdGroupStatus::kFaulted;
     }
     const DecodedInstruction& d = code[top.pc];
+    previous = current;
+    current = top.pc;
     if (trace_ != nullptr) [[unlikely]] {
       RecordEvent(ctx, d, top.pc, mask, *trace_);
     }
@@ -115,6 +121,7 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       }
       case Flow::kExit:
         live_ &= ~mask;
+        finished_after_ = previous;
         stack_.pop_back();
         break;
       case Flow::kTrap:

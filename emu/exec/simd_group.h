@@ -68,6 +68,11 @@ class SimdGroup {
     return stack_.empty() ? 0 : stack_.back().mask & live_;
   }
 
+  // The instruction the SIMD group ran last before its lanes exited: before
+  // a barrier for a kernel that returns early, past it for one whose SIMD
+  // group skipped the barrier (the simd check tells the two apart so).
+  uint32_t finished_after() const { return finished_after_; }
+
   std::vector<uint32_t>& lane_file() { return lane_file_; }
 
   // Timed mode: every issued instruction is recorded here (nullptr: off).
@@ -78,6 +83,7 @@ class SimdGroup {
   std::vector<uint32_t> lane_file_;
   std::vector<ReconvergenceEntry> stack_;
   uint32_t live_ = 0;  // lanes that exist and have not exited
+  uint32_t finished_after_ = 0;
   SimdGroupStatus status_ = SimdGroupStatus::kDone;
 };
 

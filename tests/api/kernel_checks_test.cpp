@@ -146,6 +146,25 @@ kernel void mismatched_barriers(device float* out [[buffer(0)]],
   }
   out[gid] += 1.0f;
 }
+kernel void skipped_barrier(device float* out [[buffer(0)]],
+                            uint sg [[simdgroup_index_in_threadgroup]],
+                            uint tid [[thread_position_in_threadgroup]],
+                            uint gid [[thread_position_in_grid]]) {
+  threadgroup float t[64];
+  t[tid] = 1.0f;
+  if (sg == 0) threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[gid] = t[(tid + 1) % 64];
+}
+kernel void early_return(device float* out [[buffer(0)]],
+                         uint sg [[simdgroup_index_in_threadgroup]],
+                         uint tid [[thread_position_in_threadgroup]],
+                         uint gid [[thread_position_in_grid]]) {
+  threadgroup float t[32];
+  if (sg != 0) return;
+  t[tid] = 1.0f;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  out[gid] = t[(tid + 1) % 32];
+}
 kernel void half_own(device half* out [[buffer(0)]],
                      uint tid [[thread_position_in_threadgroup]],
                      uint gid [[thread_position_in_grid]]) {
@@ -216,6 +235,18 @@ class KernelChecksTest : public ::testing::Test {
 
 std::shared_ptr<Device> KernelChecksTest::device_;
 std::shared_ptr<Library> KernelChecksTest::library_;
+
+// The line of kSource holding `text`.
+uint32_t LineOf(const std::string& text) {
+  const std::string source = kSource;
+  const size_t at = source.find(text);
+  EXPECT_NE(at, std::string::npos) << text;
+  uint32_t line = 1;
+  for (size_t i = 0; i < at && at != std::string::npos; ++i) {
+    line += source[i] == '\n';
+  }
+  return line;
+}
 
 std::string Describe(const emu::CheckReport& r) {
   std::string out;
@@ -421,6 +452,20 @@ TEST_F(KernelChecksTest, MismatchedBarriers) {
   EXPECT_EQ(f->first.location.line, 118u);
   EXPECT_EQ(f->second->location.line, 121u);
   EXPECT_NE(f->detail.find("mem_flags::mem_device"), std::string::npos);
+}
+
+TEST_F(KernelChecksTest, BarrierSkippedBySimdGroupsThatRunPastIt) {
+  auto r = Run("skipped_barrier", {NewBuffer(64)}, 64, 64, "simd");
+  ASSERT_EQ(r->findings.size(), 1u) << Describe(*r);
+  const emu::Finding& f = r->findings[0];
+  EXPECT_EQ(f.kind, FindingKind::kSkippedBarrier);
+  EXPECT_EQ(f.first.simdgroup, 0u);
+  ASSERT_TRUE(f.second.has_value());
+  EXPECT_EQ(f.second->simdgroup, 1u);
+  EXPECT_EQ(f.first.location.line, LineOf("if (sg == 0) threadgroup_barrier"));
+  // Returning before the barrier is not skipping it.
+  r = Run("early_return", {NewBuffer(64)}, 64, 64, "all");
+  EXPECT_TRUE(r->findings.empty()) << Describe(*r);
 }
 
 TEST_F(KernelChecksTest, OnlyTheChecksAskedForReport) {
