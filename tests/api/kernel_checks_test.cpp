@@ -205,11 +205,14 @@ class KernelChecksTest : public ::testing::Test {
 
   // Runs `kernel` over `threads` threads in threadgroups of `group`, with
   // `buffers` at indices 0, 1, ...; returns the dispatch's check report.
-  std::shared_ptr<const emu::CheckReport> Run(
+  // Runs `kernel` over `threads` threads in threadgroups of `group`, with
+  // `buffers` at indices 0, 1, ..., under `checks`; returns the dispatch's
+  // check report (null without checks).
+  std::shared_ptr<const emu::CheckReport> Dispatch(
       const std::string& kernel, std::vector<std::shared_ptr<Buffer>> buffers,
-      uint64_t threads = 256, uint64_t group = 64, const char* checks = "all",
+      uint64_t threads, uint64_t group, const emu::CheckOptions& checks,
       int host_threads = 0) {
-    device_->options().checks = emu::ParseCheckList(checks).value();
+    device_->options().checks = checks;
     device_->options().host_threads = host_threads;
     auto pipeline =
         device_->newComputePipelineState(library_->newFunction(kernel).value());
@@ -227,6 +230,15 @@ class KernelChecksTest : public ::testing::Test {
     device_->options().checks = {};
     device_->options().host_threads = 0;
     return commands->dispatches().at(0).check;
+  }
+
+  // Dispatch with the checks named as --check names them.
+  std::shared_ptr<const emu::CheckReport> Run(
+      const std::string& kernel, std::vector<std::shared_ptr<Buffer>> buffers,
+      uint64_t threads = 256, uint64_t group = 64, const char* checks = "all",
+      int host_threads = 0) {
+    return Dispatch(kernel, std::move(buffers), threads, group,
+                    emu::ParseCheckList(checks).value(), host_threads);
   }
 
   static std::shared_ptr<Device> device_;
@@ -482,18 +494,7 @@ TEST_F(KernelChecksTest, ResultsAndReportsDoNotDependOnChecksOrThreads) {
   // memory, which runs the same way every time; device_neighbours races
   // between threadgroups, whose outcome depends on the host threads).
   auto plain = NewBuffer(4096);
-  device_->options().checks = {};
-  {
-    auto pipeline = device_->newComputePipelineState(
-        library_->newFunction("tg_race").value());
-    auto commands = device_->newCommandQueue()->commandBuffer();
-    auto encoder = commands->computeCommandEncoder();
-    encoder->setComputePipelineState(pipeline.value());
-    ASSERT_TRUE(encoder->setBuffer(plain, 0, 0).ok());
-    ASSERT_TRUE(encoder->dispatchThreads({4096, 1, 1}, {64, 1, 1}).ok());
-    commands->commit();
-    EXPECT_EQ(commands->dispatches()[0].check, nullptr);
-  }
+  EXPECT_EQ(Dispatch("tg_race", {plain}, 4096, 64, {}), nullptr);
   auto checked = NewBuffer(4096);
   EXPECT_FALSE(Run("tg_race", {checked}, 4096, 64, "all", 3)->findings.empty());
   EXPECT_EQ(std::memcmp(plain->contents(), checked->contents(), 4096 * 4), 0);
@@ -520,24 +521,13 @@ TEST_F(KernelChecksTest, ResultsAndReportsDoNotDependOnChecksOrThreads) {
 }
 
 TEST_F(KernelChecksTest, RecordLimitLeavesANote) {
-  device_->options().checks = emu::ParseCheckList("race").value();
   // 6 records per threadgroup of 64 (2 SIMD groups, each a coalesced
   // store, load and store), and the 4 * 128 bytes the stores wrote: room
   // for 3 threadgroups.
   emu::CheckOptions small = emu::ParseCheckList("race").value();
   small.device_record_limit_bytes =
       3 * (6 * sizeof(emu::DeviceAccessRecord) + 4 * 128);
-  device_->options().checks = small;
-  auto pipeline = device_->newComputePipelineState(
-      library_->newFunction("device_neighbours").value());
-  auto commands = device_->newCommandQueue()->commandBuffer();
-  auto encoder = commands->computeCommandEncoder();
-  encoder->setComputePipelineState(pipeline.value());
-  ASSERT_TRUE(encoder->setBuffer(NewBuffer(4096), 0, 0).ok());
-  ASSERT_TRUE(encoder->dispatchThreads({4096, 1, 1}, {64, 1, 1}).ok());
-  commands->commit();
-  device_->options().checks = {};
-  auto r = commands->dispatches()[0].check;
+  auto r = Dispatch("device_neighbours", {NewBuffer(4096)}, 4096, 64, small);
   ASSERT_NE(r, nullptr);
   ASSERT_EQ(r->notes.size(), 1u) << Describe(*r);
   EXPECT_NE(r->notes[0].find("threadgroups 0 to 2 only"), std::string::npos)

@@ -13,21 +13,18 @@ namespace mtlemu::cli {
 namespace {
 
 using cli_test::Contains;
+using cli_test::DataFile;
 using cli_test::ProcessResult;
 using cli_test::ReadFile;
 using cli_test::ReadNpyValues;
 using cli_test::RunMtlemu;
 using cli_test::ScratchDir;
 
-std::string Data(const std::string& file) {
-  return std::string(MTLEMU_TEST_DATA_DIR) + "/cli/data/" + file;
-}
-
 std::vector<std::string> Args(const std::string& kernel,
                               const std::vector<std::string>& extra) {
   std::vector<std::string> args = {
-      "run", Data("checks.metal"), "--kernel", kernel, "--grid",
-      "128", "--threadgroup",      "64"};
+      "run", DataFile("checks.metal"), "--kernel", kernel, "--grid",
+      "128", "--threadgroup",          "64"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }

@@ -18,6 +18,7 @@ namespace mtlemu::cli {
 namespace {
 
 using cli_test::Contains;
+using cli_test::DataFile;
 using cli_test::ProcessResult;
 using cli_test::ReadFile;
 using cli_test::ReadNpyValues;
@@ -25,10 +26,6 @@ using cli_test::RunMtlemu;
 using cli_test::ScratchDir;
 using cli_test::WriteFile;
 using isa::ScalarType;
-
-std::string Data(const std::string& file) {
-  return std::string(MTLEMU_TEST_DATA_DIR) + "/cli/data/" + file;
-}
 
 std::string Example(const std::string& file) {
   return std::string(MTLEMU_SOURCE_DIR) + "/examples/" + file;
@@ -83,7 +80,7 @@ class MalformedFileTest : public CliErrorsTest,
 
 TEST_P(MalformedFileTest, RunAndAsmGiveFileLineColumn) {
   const MalformedCase& c = GetParam();
-  const std::string path = Data(c.file);
+  const std::string path = DataFile(c.file);
   const std::string diagnostic = path + ":" + c.location + ": error: ";
   for (const std::string command : {"run", "asm", "disasm"}) {
     std::vector<std::string> args = {command, path};
@@ -103,7 +100,7 @@ INSTANTIATE_TEST_SUITE_P(
                                     "type f32 is not allowed for and"}));
 
 TEST_F(CliErrorsTest, UnknownKernelNamesTheFileAndItsKernels) {
-  const std::string path = Data("two_kernels.s");
+  const std::string path = DataFile("two_kernels.s");
   const std::string err =
       ExpectBadInput({"run", path, "--kernel", "fill_threes", "--grid", "1"},
                      "no kernel named 'fill_threes' in " + path);
@@ -113,8 +110,8 @@ TEST_F(CliErrorsTest, UnknownKernelNamesTheFileAndItsKernels) {
 TEST_F(CliErrorsTest, PicksTheNamedKernelOfTwo) {
   const std::string out = dir_.Path("out.npy");
   const ProcessResult r =
-      Run({"run", Data("two_kernels.s"), "--kernel", "fill_twos", "--grid", "5",
-           "--buffer", "0=float[6]:zeros", "--out", "0=" + out});
+      Run({"run", DataFile("two_kernels.s"), "--kernel", "fill_twos", "--grid",
+           "5", "--buffer", "0=float[6]:zeros", "--out", "0=" + out});
   ASSERT_EQ(r.exit_code, kExitOk) << r.err;
   EXPECT_EQ(ReadNpyValues<float>(out, ScalarType::kFloat),
             (std::vector<float>{2, 2, 2, 2, 2, 0}));
@@ -247,7 +244,7 @@ TEST_F(CliErrorsTest, GridAndGroupsAreExclusive) {
 // 32 threads read a 20-element buffer: thread 20 (lane 20 of SIMD group 0)
 // faults first, at offset 80, after all 32 stored out[i] = i.
 TEST_F(CliErrorsTest, OutOfBoundsReadIsGpuFaultAndKeepsOutputs) {
-  const std::string path = Data("out_of_bounds.s");
+  const std::string path = DataFile("out_of_bounds.s");
   const std::string in = dir_.Path("in.npy");
   const std::string out = dir_.Path("out.npy");
   const ProcessResult r =
@@ -271,8 +268,8 @@ TEST_F(CliErrorsTest, OutOfBoundsReadIsGpuFaultAndKeepsOutputs) {
 TEST_F(CliErrorsTest, InfiniteLoopTimesOutAndKeepsOutputs) {
   const std::string out = dir_.Path("out.npy");
   const ProcessResult r =
-      Run({"run", Data("infinite_loop.s"), "--kernel", "spin", "--grid", "8",
-           "--threadgroup", "8", "--buffer", "0=uint[8]:fill(99)", "--out",
+      Run({"run", DataFile("infinite_loop.s"), "--kernel", "spin", "--grid",
+           "8", "--threadgroup", "8", "--buffer", "0=uint[8]:fill(99)", "--out",
            "0=" + out, "--timeout", "1"});
   EXPECT_EQ(r.exit_code, kExitTimeout) << r.err;
   EXPECT_TRUE(Contains(r.err, "timeout"));

@@ -49,6 +49,11 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
+// A file of tests/cli/data/.
+inline std::string DataFile(const std::string& name) {
+  return std::string(MTLEMU_TEST_DATA_DIR) + "/cli/data/" + name;
+}
+
 inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
