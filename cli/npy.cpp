@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
@@ -255,27 +256,73 @@ uint64_t LoadLE(const unsigned char* p, int n) {
   return v;
 }
 
-// Reads `n` bytes of array data from `f` into `data`. Sizes the buffer by
-// the file's size when it is a regular file, so a hostile shape cannot make
-// us allocate more than the file holds.
-Status ReadData(const std::string& path, std::FILE* f, uint64_t offset,
-                uint64_t n, std::vector<uint8_t>* data) {
+// Where an .npy file's bytes come from: an open file, read as needed, or
+// bytes in memory. Both give ReadFrom() the same view, so a file and its
+// bytes read alike, with the same errors.
+class FileSource {
+ public:
+  explicit FileSource(std::FILE* f) : f_(f) {}
+
+  // Reads up to `n` bytes into `out`; fewer at the end of the file or on an
+  // error (see error()).
+  size_t Read(void* out, size_t n) { return std::fread(out, 1, n, f_); }
+  std::optional<std::string> error() const {
+    if (!std::ferror(f_)) return std::nullopt;
+    return "read error: " + ErrnoText();
+  }
+  // The bytes left, if known: a pipe or device's are not.
+  std::optional<uint64_t> Remaining() const {
+    struct stat st;
+    if (fstat(fileno(f_), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return std::nullopt;
+    }
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    const long pos = std::ftell(f_);
+    if (pos < 0) return std::nullopt;
+    const uint64_t offset = static_cast<uint64_t>(pos);
+    return size > offset ? size - offset : 0;
+  }
+
+ private:
+  std::FILE* f_;
+};
+
+class MemorySource {
+ public:
+  explicit MemorySource(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+
+  size_t Read(void* out, size_t n) {
+    n = std::min(n, bytes_.size());
+    if (n > 0) std::memcpy(out, bytes_.data(), n);
+    bytes_ = bytes_.subspan(n);
+    return n;
+  }
+  std::optional<std::string> error() const { return std::nullopt; }
+  std::optional<uint64_t> Remaining() const { return bytes_.size(); }
+
+ private:
+  std::span<const uint8_t> bytes_;
+};
+
+// Reads `n` bytes of array data into `data`. Sizes the buffer by the bytes
+// left when the source knows them, so a hostile shape cannot make us
+// allocate more than the file holds.
+template <typename Source>
+Status ReadData(const std::string& name, Source& in, uint64_t n,
+                std::vector<uint8_t>* data) {
   auto truncated = [&](uint64_t have) {
-    return FileError(path, "truncated data: the shape needs " +
+    return FileError(name, "truncated data: the shape needs " +
                                std::to_string(n) +
                                " bytes of array data but the file has " +
                                std::to_string(have));
   };
   if (n == 0) return {};
-  struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
-    const uint64_t size = static_cast<uint64_t>(st.st_size);
-    const uint64_t have = size > offset ? size - offset : 0;
-    if (have < n) return truncated(have);
+  if (const std::optional<uint64_t> have = in.Remaining()) {
+    if (*have < n) return truncated(*have);
     data->resize(n);
-    const size_t got = std::fread(data->data(), 1, n, f);
+    const size_t got = in.Read(data->data(), n);
     if (got != n) {
-      if (std::ferror(f)) return FileError(path, "read error: " + ErrnoText());
+      if (auto e = in.error()) return FileError(name, *e);
       return truncated(got);
     }
     return {};
@@ -286,14 +333,79 @@ Status ReadData(const std::string& path, std::FILE* f, uint64_t offset,
   while (have < n) {
     const uint64_t want = std::min(kChunk, n - have);
     data->resize(have + want);
-    const size_t got = std::fread(data->data() + have, 1, want, f);
+    const size_t got = in.Read(data->data() + have, want);
     have += got;
     if (got != want) {
-      if (std::ferror(f)) return FileError(path, "read error: " + ErrnoText());
+      if (auto e = in.error()) return FileError(name, *e);
       return truncated(have);
     }
   }
   return {};
+}
+
+// The array of an .npy file read from `in`; errors start with `name`.
+template <typename Source>
+Result<NpyArray> ReadFrom(Source& in, const std::string& name) {
+  unsigned char prefix[kMagicLen + 2];
+  size_t got = in.Read(prefix, sizeof(prefix));
+  if (auto e = in.error()) return FileError(name, *e);
+  if (got < kMagicLen || std::memcmp(prefix, kMagic, kMagicLen) != 0) {
+    return FileError(name, "not a .npy file (bad magic)");
+  }
+  if (got < sizeof(prefix)) {
+    return FileError(name, "truncated header (no format version)");
+  }
+  const int major = prefix[kMagicLen], minor = prefix[kMagicLen + 1];
+  if ((major != 1 && major != 2 && major != 3) || minor != 0) {
+    return FileError(
+        name, "unsupported .npy format version " + std::to_string(major) + "." +
+                  std::to_string(minor) + " (expected 1.0, 2.0 or 3.0)");
+  }
+  const int len_size = major == 1 ? 2 : 4;
+  unsigned char len_bytes[4];
+  if (in.Read(len_bytes, len_size) != static_cast<size_t>(len_size)) {
+    return FileError(name, "truncated header (no header length)");
+  }
+  const uint64_t header_len = LoadLE(len_bytes, len_size);
+  if (header_len > kMaxHeaderLen) {
+    return FileError(name, "header length " + std::to_string(header_len) +
+                               " exceeds the limit of " +
+                               std::to_string(kMaxHeaderLen) + " bytes");
+  }
+  std::string header_text(header_len, '\0');
+  got = in.Read(header_text.data(), header_len);
+  if (got != header_len) {
+    return FileError(
+        name, "truncated header (expected " + std::to_string(header_len) +
+                  " header bytes, found " + std::to_string(got) + ")");
+  }
+
+  Result<HeaderParser::Header> header = HeaderParser(header_text).Parse();
+  if (!header.ok()) return FileError(name, header.error().message);
+  if (header.value().fortran_order) {
+    return FileError(name,
+                     "fortran_order is True; only C-order arrays are "
+                     "supported");
+  }
+  Result<ScalarType> type = ScalarTypeFromNpyDescr(header.value().descr);
+  if (!type.ok()) return FileError(name, type.error().message);
+
+  NpyArray array;
+  array.type = type.value();
+  array.descr = std::move(header.value().descr);
+  array.shape = std::move(header.value().shape);
+  const std::optional<uint64_t> count = CheckedProduct(array.shape);
+  const uint64_t elem_size = isa::SizeOf(array.type);
+  if (!count || *count > std::numeric_limits<uint64_t>::max() / elem_size) {
+    return FileError(name, "shape " + ShapeRepr(array.shape) +
+                               " has too many elements (the byte size "
+                               "overflows 64 bits)");
+  }
+  if (Status st = ReadData(name, in, *count * elem_size, &array.data);
+      !st.ok()) {
+    return st.error();
+  }
+  return array;
 }
 
 }  // namespace
@@ -385,72 +497,14 @@ std::string NpyHeader(ScalarType type, std::span<const uint64_t> shape) {
 Result<NpyArray> ReadNpy(const std::string& path) {
   File f(std::fopen(path.c_str(), "rb"));
   if (!f) return FileError(path, "cannot open for reading: " + ErrnoText());
+  FileSource in(f.get());
+  return ReadFrom(in, path);
+}
 
-  unsigned char prefix[kMagicLen + 2];
-  size_t got = std::fread(prefix, 1, sizeof(prefix), f.get());
-  if (std::ferror(f.get())) {
-    return FileError(path, "read error: " + ErrnoText());
-  }
-  if (got < kMagicLen || std::memcmp(prefix, kMagic, kMagicLen) != 0) {
-    return FileError(path, "not a .npy file (bad magic)");
-  }
-  if (got < sizeof(prefix)) {
-    return FileError(path, "truncated header (no format version)");
-  }
-  const int major = prefix[kMagicLen], minor = prefix[kMagicLen + 1];
-  if ((major != 1 && major != 2 && major != 3) || minor != 0) {
-    return FileError(
-        path, "unsupported .npy format version " + std::to_string(major) + "." +
-                  std::to_string(minor) + " (expected 1.0, 2.0 or 3.0)");
-  }
-  const int len_size = major == 1 ? 2 : 4;
-  unsigned char len_bytes[4];
-  if (std::fread(len_bytes, 1, len_size, f.get()) !=
-      static_cast<size_t>(len_size)) {
-    return FileError(path, "truncated header (no header length)");
-  }
-  const uint64_t header_len = LoadLE(len_bytes, len_size);
-  if (header_len > kMaxHeaderLen) {
-    return FileError(path, "header length " + std::to_string(header_len) +
-                               " exceeds the limit of " +
-                               std::to_string(kMaxHeaderLen) + " bytes");
-  }
-  std::string header_text(header_len, '\0');
-  got = std::fread(header_text.data(), 1, header_len, f.get());
-  if (got != header_len) {
-    return FileError(
-        path, "truncated header (expected " + std::to_string(header_len) +
-                  " header bytes, found " + std::to_string(got) + ")");
-  }
-
-  Result<HeaderParser::Header> header = HeaderParser(header_text).Parse();
-  if (!header.ok()) return FileError(path, header.error().message);
-  if (header.value().fortran_order) {
-    return FileError(path,
-                     "fortran_order is True; only C-order arrays are "
-                     "supported");
-  }
-  Result<ScalarType> type = ScalarTypeFromNpyDescr(header.value().descr);
-  if (!type.ok()) return FileError(path, type.error().message);
-
-  NpyArray array;
-  array.type = type.value();
-  array.descr = std::move(header.value().descr);
-  array.shape = std::move(header.value().shape);
-  const std::optional<uint64_t> count = CheckedProduct(array.shape);
-  const uint64_t elem_size = isa::SizeOf(array.type);
-  if (!count || *count > std::numeric_limits<uint64_t>::max() / elem_size) {
-    return FileError(path, "shape " + ShapeRepr(array.shape) +
-                               " has too many elements (the byte size "
-                               "overflows 64 bits)");
-  }
-  const uint64_t offset = kMagicLen + 2 + len_size + header_len;
-  if (Status st =
-          ReadData(path, f.get(), offset, *count * elem_size, &array.data);
-      !st.ok()) {
-    return st.error();
-  }
-  return array;
+Result<NpyArray> ParseNpy(std::span<const uint8_t> bytes,
+                          const std::string& name) {
+  MemorySource in(bytes);
+  return ReadFrom(in, name);
 }
 
 Status WriteNpy(const std::string& path, ScalarType type,

@@ -50,6 +50,11 @@ struct NpyArray {
 
 Result<NpyArray> ReadNpy(const std::string& path);
 
+// The same from the file's bytes in memory; `name` stands for the path in
+// error messages.
+Result<NpyArray> ParseNpy(std::span<const uint8_t> bytes,
+                          const std::string& name);
+
 // Writes `data` (little-endian elements of `type`) with the given C-order
 // shape. data.size() must equal the shape's product times SizeOf(type).
 Status WriteNpy(const std::string& path, isa::ScalarType type,

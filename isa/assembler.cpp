@@ -714,8 +714,9 @@ bool Assembler::ParseDirective(std::string_view rest, int column) {
       CloseKernel();
     }
     // The kernel opens even when the line is bad, so that its body and
-    // .end do not cascade into more errors.
-    open_.emplace();
+    // .end do not cascade into more errors. (Assigned, not emplace()d:
+    // Clang finds OpenKernel not default-constructible inside Assembler.)
+    open_ = OpenKernel{};
     open_->line = line_;
     if (!expect_count(1, 1, ".kernel NAME")) return false;
     if (!expect_name(args[0], "kernel name")) return false;

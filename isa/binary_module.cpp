@@ -157,6 +157,14 @@ bool ReadOperand(Reader& r, Operand& o) {
   return true;
 }
 
+// An argument's uniform, u0..u255 (or -1, none, where `none_allowed`).
+// Anything else is damage, refused here: ComputeResources adds to it.
+bool ReadUniform(Reader& r, int& out, bool none_allowed) {
+  const uint32_t v = r.U32();
+  out = static_cast<int>(v);
+  return v < static_cast<uint32_t>(kMaxUniforms) || (none_allowed && out == -1);
+}
+
 template <typename E>
 bool ReadEnum(Reader& r, E& out, int limit) {
   const uint32_t v = r.U8();
@@ -253,7 +261,7 @@ bool DeserializeModule(std::span<const uint8_t> data, Module& module,
     for (uint32_t i = 0; i < buffers && r.ok() && valid; ++i) {
       BufferArgument b;
       b.index = static_cast<int>(r.U32());
-      b.uniform = static_cast<int>(r.U32());
+      valid &= ReadUniform(r, b.uniform, /*none_allowed=*/false);
       valid &= ReadEnum(r, b.space, 5);
       const uint8_t element = r.U8();
       if (element > kNumScalarTypes) valid = false;
@@ -265,14 +273,14 @@ bool DeserializeModule(std::span<const uint8_t> data, Module& module,
     for (uint32_t i = 0; i < blocks && r.ok(); ++i) {
       ThreadgroupArgument t;
       t.index = static_cast<int>(r.U32());
-      t.uniform = static_cast<int>(r.U32());
+      valid &= ReadUniform(r, t.uniform, /*none_allowed=*/false);
       t.name = r.String();
       k.threadgroup_arguments.push_back(std::move(t));
     }
     k.static_threadgroup_memory = r.U32();
     k.thread_memory = r.U32();
     k.max_total_threads_per_threadgroup = r.U32();
-    k.constant_data_uniform = static_cast<int>(r.U32());
+    valid &= ReadUniform(r, k.constant_data_uniform, /*none_allowed=*/true);
     k.constant_data = r.Bytes();
     const uint32_t code = r.Count(26);
     for (uint32_t i = 0; i < code && r.ok() && valid; ++i) {
@@ -306,7 +314,7 @@ bool DeserializeModule(std::span<const uint8_t> data, Module& module,
     return false;
   }
   if (!valid) {
-    error = "binary module holds an invalid opcode, type or operand";
+    error = "binary module holds an invalid opcode, type, operand or uniform";
     return false;
   }
   if (!r.AtEnd()) {

@@ -459,6 +459,36 @@ TEST_F(NpyTest, WriteErrors) {
                "at most 64"));
 }
 
+// ParseNpy reads a file's bytes as ReadNpy reads the file: the same array,
+// or the same error with the name given instead of the path.
+TEST_F(NpyTest, ParseNpyReadsBytesAsReadNpyReadsTheFile) {
+  const std::string good =
+      V1Npy(Dict("<i4", "(2, 3)"), std::string(24, '\x11')) + "trailing";
+  std::vector<std::string> files;
+  for (size_t n = 0; n <= good.size(); n += 7) {
+    files.push_back(good.substr(0, n));
+  }
+  files.push_back(std::string("\x93NUMPY\x02\x00\x10\x00", 10));
+  files.push_back(V1Npy(Dict("<u8", "(1099511627776,)"), "12345678"));
+  files.push_back(V1Npy(Dict(">f4", "(1,)"), "abcd"));
+  for (const std::string& file : files) {
+    const std::string path = WriteFile("same.npy", file);
+    const Result<NpyArray> read = ReadNpy(path);
+    const Result<NpyArray> parsed = ParseNpy(Bytes(file), path);
+    ASSERT_EQ(read.ok(), parsed.ok()) << file.size();
+    if (read.ok()) {
+      EXPECT_EQ(read.value().type, parsed.value().type);
+      EXPECT_EQ(read.value().shape, parsed.value().shape);
+      EXPECT_EQ(read.value().data, parsed.value().data);
+    } else {
+      EXPECT_EQ(read.error().message, parsed.error().message);
+    }
+  }
+  const Result<NpyArray> named = ParseNpy({}, "in memory");
+  ASSERT_FALSE(named.ok());
+  EXPECT_EQ(named.error().message, "in memory: not a .npy file (bad magic)");
+}
+
 // Every prefix and many single-byte corruptions of a valid file: each must
 // read or fail cleanly.
 TEST_F(NpyTest, SurvivesCorruptedInput) {

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -222,6 +223,39 @@ TEST(BinaryModuleTest, ConstantDataRoundTrips) {
     Module m;
     EXPECT_FALSE(DeserializeModule(std::span(bytes.data(), n), m, error)) << n;
   }
+}
+
+// A damaged uniform number in an argument is an error, not a number that
+// ComputeResources overflows on (found by tests/fuzz: INT_MAX as the
+// constant data's uniform).
+TEST(BinaryModuleTest, RejectsUniformsOutOfRange) {
+  const AssembleResult a = Assemble(R"(.kernel k
+.buffer 0 u0 device float out
+.threadgroup 0 u2
+.constant_data u4 4
+.data 01020304
+    exit
+.end
+)",
+                                    "b.s");
+  ASSERT_TRUE(a.ok()) << FormatDiagnostics(a.diagnostics);
+  const auto damaged = [&](auto damage) {
+    Module m = a.module;
+    damage(m.kernels[0]);
+    Module back;
+    std::string error;
+    const bool read = DeserializeModule(SerializeModule(m), back, error);
+    EXPECT_EQ(read, error.empty()) << error;
+    return !read;
+  };
+  constexpr int kIntMax = std::numeric_limits<int>::max();
+  EXPECT_TRUE(damaged([](Kernel& k) { k.constant_data_uniform = kIntMax; }));
+  EXPECT_TRUE(damaged([](Kernel& k) { k.constant_data_uniform = -2; }));
+  EXPECT_TRUE(damaged([](Kernel& k) { k.buffers[0].uniform = kIntMax; }));
+  EXPECT_TRUE(damaged([](Kernel& k) { k.buffers[0].uniform = kMaxUniforms; }));
+  EXPECT_TRUE(
+      damaged([](Kernel& k) { k.threadgroup_arguments[0].uniform = kIntMax; }));
+  EXPECT_FALSE(damaged([](Kernel&) {}));
 }
 
 TEST(PrinterTest, SourceLocationsInOtherFilesRoundTrip) {
