@@ -65,8 +65,11 @@ bool SameValue(const DeviceAccessLog& log, const DeviceAccessRecord& a,
 
 void DeviceAccessLog::Append(const DeviceAccessRecord& access,
                              const uint8_t* written) {
-  if (!records.empty()) {
-    DeviceAccessRecord& last = records.back();
+  // The record this access may continue: the last one of its instruction
+  // (a loop's SIMD groups interleave their instructions' records).
+  size_t& open = open_[access.pc % open_.size()];
+  if (open < records.size()) {
+    DeviceAccessRecord& last = records[open];
     if (last.pc == access.pc && last.type == access.type &&
         last.threadgroup == access.threadgroup &&
         last.element_size == access.element_size &&
@@ -74,16 +77,21 @@ void DeviceAccessLog::Append(const DeviceAccessRecord& access,
         last.simd_epoch == access.simd_epoch && last.end() == access.begin &&
         last.first_thread + last.length / last.element_size ==
             access.first_thread) {
-      last.length += access.length;
-      // The last record's bytes are the last ones stored.
-      if (last.has_value) {
+      // Bytes are kept while the record's are the last ones stored.
+      if (last.has_value && last.value_offset + last.length == values.size() &&
+          last.length + access.length <= DeviceAccessRecord::kMaxValueBytes) {
         values.insert(values.end(), written, written + access.length);
+      } else {
+        last.has_value = false;
       }
+      last.length += access.length;
       return;
     }
   }
+  open = records.size();
   records.push_back(access);
-  if (written != nullptr) {
+  if (written != nullptr &&
+      access.length <= DeviceAccessRecord::kMaxValueBytes) {
     records.back().has_value = true;
     records.back().value_offset = values.size();
     values.insert(values.end(), written, written + access.length);
@@ -98,6 +106,7 @@ void DeviceAccessLog::Take(DeviceAccessLog& other) {
   }
   values.insert(values.end(), other.values.begin(), other.values.end());
   other.records.clear();
+  other.open_.fill(SIZE_MAX);
   other.values.clear();
 }
 

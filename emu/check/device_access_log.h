@@ -6,6 +6,7 @@
 // same way on any number of host threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -25,8 +26,11 @@ struct DeviceAccessRecord {
   uint16_t first_thread = 0;  // thread_index_in_threadgroup at `begin`
   uint8_t element_size = 0;   // bytes per thread
   AccessType type = AccessType::kNone;
-  // A plain write keeps the bytes it wrote, at values[value_offset] of the
-  // log, to tell a race whose writes agree.
+  // A plain write of at most kMaxValueBytes keeps the bytes it wrote, at
+  // values[value_offset] of the log, to tell a race whose writes agree (the
+  // writes of one lane, or of a few: a whole SIMD group's coalesced store is
+  // not kept, which would copy everything a kernel writes).
+  static constexpr uint32_t kMaxValueBytes = 64;
   bool has_value = false;
   uint64_t value_offset = 0;
 
@@ -50,6 +54,16 @@ struct DeviceAccessLog {
   void Take(DeviceAccessLog& other);
   uint64_t bytes() const {
     return records.size() * sizeof(DeviceAccessRecord) + values.size();
+  }
+
+ private:
+  // By instruction (modulo the size): the record its next access may
+  // continue; SIZE_MAX (or a stale index that no longer matches) for none.
+  std::array<size_t, 64> open_ = MakeClosed();
+  static std::array<size_t, 64> MakeClosed() {
+    std::array<size_t, 64> a;
+    a.fill(SIZE_MAX);
+    return a;
   }
 };
 

@@ -521,12 +521,11 @@ TEST_F(KernelChecksTest, ResultsAndReportsDoNotDependOnChecksOrThreads) {
 }
 
 TEST_F(KernelChecksTest, RecordLimitLeavesANote) {
-  // 6 records per threadgroup of 64 (2 SIMD groups, each a coalesced
-  // store, load and store), and the 4 * 128 bytes the stores wrote: room
-  // for 3 threadgroups.
+  // 3 records per threadgroup of 64 (a coalesced store, load and store,
+  // each continued by the second SIMD group; their bytes are not kept):
+  // room for 3 threadgroups.
   emu::CheckOptions small = emu::ParseCheckList("race").value();
-  small.device_record_limit_bytes =
-      3 * (6 * sizeof(emu::DeviceAccessRecord) + 4 * 128);
+  small.device_record_limit_bytes = 3 * 3 * sizeof(emu::DeviceAccessRecord);
   auto r = Dispatch("device_neighbours", {NewBuffer(4096)}, 4096, 64, small);
   ASSERT_NE(r, nullptr);
   ASSERT_EQ(r->notes.size(), 1u) << Describe(*r);
