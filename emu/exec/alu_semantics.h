@@ -91,8 +91,10 @@ V<T> WrapMul(V<T> a, V<T> b) {
 template <ScalarType T>
 constexpr V<T> TypeMin() {
   if constexpr (!LaneType<T>::kSigned) return 0;
+  // The sign bit and all above it set, in unsigned arithmetic: negating
+  // 1 << 63 would overflow (UBSan).
   return static_cast<V<T>>(
-      -(static_cast<int64_t>(1) << (LaneType<T>::kBits - 1)));
+      static_cast<int64_t>(~uint64_t{0} << (LaneType<T>::kBits - 1)));
 }
 template <ScalarType T>
 constexpr V<T> TypeMax() {
@@ -101,6 +103,12 @@ constexpr V<T> TypeMax() {
   }
   return static_cast<V<T>>(kWidthMask<T>);
 }
+// Evaluated by the compiler, where undefined behaviour does not compile.
+static_assert(TypeMin<ScalarType::kLong>() ==
+              std::numeric_limits<int64_t>::min());
+static_assert(TypeMin<ScalarType::kChar>() == -128);
+static_assert(TypeMax<ScalarType::kLong>() ==
+              std::numeric_limits<int64_t>::max());
 
 template <ScalarType T>
 uint32_t ShiftAmount(V<T> b) {

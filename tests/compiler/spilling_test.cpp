@@ -296,9 +296,12 @@ TEST(Spilling, ValuesLiveAcrossABarrierAndABranch) {
     const int32_t s =
         x[neighbour * kValues] ^ x[neighbour * kValues + kValues - 1];
     for (int j = 0; j < kValues; ++j) {
-      int32_t a = x[id * kValues + j];
+      // The kernel's int arithmetic wraps; here in uint32_t, where C++'s
+      // does too (UBSan).
+      uint32_t a = static_cast<uint32_t>(x[id * kValues + j]);
       if (id % 3 == 0) a = a * 3 + j;
-      ASSERT_EQ(out[id * kValues + j], a + s) << "thread " << id << ", a" << j;
+      ASSERT_EQ(out[id * kValues + j], static_cast<int32_t>(a + s))
+          << "thread " << id << ", a" << j;
     }
   }
 }

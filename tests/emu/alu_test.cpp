@@ -64,6 +64,11 @@ Int128 WrappingProduct(Int128 a, Int128 b) {
   using U = unsigned __int128;
   return static_cast<Int128>(static_cast<U>(a) * static_cast<U>(b));
 }
+// A wrapped 64-bit product plus an operand can pass 128 bits too.
+Int128 WrappingSum(Int128 a, Int128 b) {
+  using U = unsigned __int128;
+  return static_cast<Int128>(static_cast<U>(a) + static_cast<U>(b));
+}
 uint32_t ShiftAmount(ScalarType t, uint64_t b) {
   return static_cast<uint32_t>(b) & (Width(t) - 1);
 }
@@ -105,7 +110,7 @@ AluWant Fma(ScalarType t, const Operands& x) {
   return Rounded(t, testing::FmaRoundToOdd(FA(t, x), FB(t, x), FC(t, x)));
 }
 AluWant Mad(ScalarType t, const Operands& x) {
-  return IntResult(t, WrappingProduct(A(t, x), B(t, x)) + C(t, x));
+  return IntResult(t, WrappingSum(WrappingProduct(A(t, x), B(t, x)), C(t, x)));
 }
 // Float min/max: a NaN operand gives the other one; equal operands (+0 and
 // -0) may give either.
