@@ -5,8 +5,9 @@
 #            TBB's host threads and atomics across them, and those tests
 #   all      both (the default)
 # Usage: scripts/sanitize.sh [address|thread|all]
-# Run scripts/setup.sh first (scripts/test.sh does): this script installs
-# nothing. Any sanitizer report fails the test that made it.
+# Run scripts/setup.sh first (scripts/test.sh does): this script installs no
+# package (it fetches oneTBB's source, below). Any sanitizer report fails the
+# test that made it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-all}"
