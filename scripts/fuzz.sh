@@ -40,19 +40,7 @@ packages=(
   libtbb-dev libhwy-dev libfmt-dev libcli11-dev libgtest-dev
   llvm-16-dev libclang-16-dev libclang-cpp16-dev clang-16 libclang-rt-16-dev
 )
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
-    || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
-fi
+bash scripts/install-packages.sh fuzz "${packages[@]}"
 
 # -O1 and line tables: fast enough to build on a small machine, stack
 # traces with lines. Without NDEBUG, so that assertions are checked too.
