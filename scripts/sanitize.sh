@@ -19,6 +19,11 @@ case "$mode" in
     ;;
 esac
 supp="$PWD/scripts/sanitizers"
+# ccache keys on paths relative to the checkout (as in setup.sh), and not
+# on the build folder that -g1's line tables would name: another clone
+# reuses these objects, and its reports name sources relative to the tree.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+export CCACHE_NOHASHDIR=true
 
 # Set for the builds too: they run instrumented programs (make_shim_pch,
 # and each test executable to list its tests).

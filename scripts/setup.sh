@@ -14,6 +14,9 @@ packages=(
 )
 bash scripts/install-packages.sh setup "${packages[@]}"
 
+# ccache (CMakeLists.txt) keys on paths relative to the checkout, so that
+# another clone of the tree (CI's) reuses what this one compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 build_type="${MTLEMU_BUILD_TYPE:-Release}"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type" >/dev/null
 ninja -C build

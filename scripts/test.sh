@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Set-up (scripts/setup.sh), then the whole test suite through CTest.
-# With --sanitize or MTLEMU_SANITIZE_TESTS=1, then also the sanitizer
-# builds and their runs (scripts/sanitize.sh all: ASan+UBSan over the whole
-# suite, TSan over the dispatch and atomics tests), which take far longer
-# than the plain run. (CI does not run them yet: a whole CI run with them
-# has not been timed on a fresh machine.)
+# With --sanitize, MTLEMU_SANITIZE_TESTS=1 or CI=true (CI's own run), then
+# also the sanitizer builds and their runs (scripts/sanitize.sh all:
+# ASan+UBSan over the whole suite, TSan over the dispatch and atomics
+# tests), which take far longer than the plain run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitize="${MTLEMU_SANITIZE_TESTS:-0}"
+[[ "${CI:-}" == true ]] && sanitize=1
 for arg in "$@"; do
   case "$arg" in
     --sanitize) sanitize=1 ;;
