@@ -12,6 +12,7 @@
 
 #include "api/library.h"
 #include "bench/bench_support.h"
+#include "bench/peer_kernels.h"
 #include "emu/device/command_buffer.h"
 #include "emu/device/compute_command_encoder.h"
 #include "emu/device/device.h"
@@ -19,47 +20,9 @@
 namespace mtlemu::bench {
 namespace {
 
-constexpr char kSource[] = R"(#include <metal_stdlib>
-using namespace metal;
-kernel void vector_add(device const float* a [[buffer(0)]],
-                       device const float* b [[buffer(1)]],
-                       device float* c [[buffer(2)]],
-                       uint i [[thread_position_in_grid]]) {
-  c[i] = a[i] + b[i];
-}
-kernel void reduce(device const float* in [[buffer(0)]],
-                   device float* out [[buffer(1)]],
-                   uint tid [[thread_position_in_threadgroup]],
-                   uint gid [[thread_position_in_grid]],
-                   uint group [[threadgroup_position_in_grid]]) {
-  threadgroup float partial[256];
-  partial[tid] = in[gid];
-  threadgroup_barrier(mem_flags::mem_threadgroup);
-  for (uint s = 128; s > 0; s >>= 1) {
-    if (tid < s) partial[tid] += partial[tid + s];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-  }
-  if (tid == 0) out[group] = partial[0];
-}
-kernel void matmul(device const float* a [[buffer(0)]],
-                   device const float* b [[buffer(1)]],
-                   device float* c [[buffer(2)]],
-                   constant uint& n [[buffer(3)]],
-                   uint2 tid [[thread_position_in_threadgroup]],
-                   uint2 gid [[thread_position_in_grid]]) {
-  threadgroup float ta[16][16];
-  threadgroup float tb[16][16];
-  float acc = 0.0f;
-  for (uint k0 = 0; k0 < n; k0 += 16) {
-    ta[tid.y][tid.x] = a[gid.y * n + k0 + tid.x];
-    tb[tid.y][tid.x] = b[(k0 + tid.y) * n + gid.x];
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (uint k = 0; k < 16; ++k) acc = fma(ta[tid.y][k], tb[k][tid.x], acc);
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-  }
-  c[gid.y * n + gid.x] = acc;
-}
-)";
+// The kernels: vector_add, reduce and matmul of peer_kernels.h (the MSL
+// of the PoCL comparison).
+constexpr const char* kSource = kPeerMsl;
 
 struct Case {
   const char* name;

@@ -11,6 +11,8 @@ packages=(
   llvm-16-dev libclang-16-dev libclang-cpp16-dev clang-16
   # The triton_metal Python package (python/) and its tests.
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
+  # bench/peer_bench.cpp: PoCL through the OpenCL ICD loader.
+  ocl-icd-opencl-dev pocl-opencl-icd
 )
 bash scripts/install-packages.sh setup "${packages[@]}"
 

@@ -1,6 +1,7 @@
 #include "emu/check/kernel_checker.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace mtlemu::emu {
 
@@ -31,6 +32,52 @@ void KernelChecker::FinishThreadgroup() {
   written_words_.clear();
 }
 
+// Inlined into both entry points: the threadgroup shadow's check of one
+// thread's access.
+inline void KernelChecker::ThreadgroupAccess(uint32_t pc, uint32_t thread,
+                                             uint32_t address, uint32_t size,
+                                             AccessType type) {
+  const ShadowAccess access{pc, static_cast<uint16_t>(thread), type,
+                            simd_threadgroup_epoch_[simdgroup_]};
+  const auto finding = [&](FindingKind kind, uint32_t byte) {
+    RawFinding f;
+    f.kind = kind;
+    f.first = {pc, thread, type, threadgroup_};
+    f.space = isa::AddressSpace::kThreadgroup;
+    f.address = byte;
+    f.size = size;
+    return f;
+  };
+  shadow_.Access(
+      address, size, access,
+      [&](const ShadowAccess& earlier, uint32_t byte) {
+        if (!options_.race) return;
+        RawFinding f = finding(FindingKind::kThreadgroupRace, byte);
+        f.second = f.first;
+        f.first = {earlier.pc, earlier.thread, earlier.type, threadgroup_};
+        f.has_second = true;
+        findings_.Add(f);
+      },
+      [&](uint32_t byte) {
+        if (options_.init) {
+          findings_.Add(
+              finding(FindingKind::kUninitializedThreadgroupRead, byte));
+        }
+      });
+}
+
+void KernelChecker::ThreadgroupAccesses(const DecodedInstruction& d,
+                                        uint32_t mask, const uint32_t* address,
+                                        uint32_t size, AccessType type) {
+  const uint32_t pc = Pc(d);
+  const uint32_t first = simdgroup_ * kLanes;
+  for (uint32_t m = mask; m != 0; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    ThreadgroupAccess(pc, first + static_cast<uint32_t>(l), address[l], size,
+                      type);
+  }
+}
+
 void KernelChecker::MemoryAccess(const DecodedInstruction& d,
                                  isa::AddressSpace space, int lane,
                                  uint64_t address, uint32_t size,
@@ -38,33 +85,7 @@ void KernelChecker::MemoryAccess(const DecodedInstruction& d,
   const uint32_t pc = Pc(d);
   const uint32_t thread = simdgroup_ * kLanes + static_cast<uint32_t>(lane);
   if (space == isa::AddressSpace::kThreadgroup) {
-    const ShadowAccess access{pc, static_cast<uint16_t>(thread), type,
-                              simd_threadgroup_epoch_[simdgroup_]};
-    const auto finding = [&](FindingKind kind, uint32_t byte) {
-      RawFinding f;
-      f.kind = kind;
-      f.first = {pc, thread, type, threadgroup_};
-      f.space = isa::AddressSpace::kThreadgroup;
-      f.address = byte;
-      f.size = size;
-      return f;
-    };
-    shadow_.Access(
-        static_cast<uint32_t>(address), size, access,
-        [&](const ShadowAccess& earlier, uint32_t byte) {
-          if (!options_.race) return;
-          RawFinding f = finding(FindingKind::kThreadgroupRace, byte);
-          f.second = f.first;
-          f.first = {earlier.pc, earlier.thread, earlier.type, threadgroup_};
-          f.has_second = true;
-          findings_.Add(f);
-        },
-        [&](uint32_t byte) {
-          if (options_.init) {
-            findings_.Add(
-                finding(FindingKind::kUninitializedThreadgroupRead, byte));
-          }
-        });
+    ThreadgroupAccess(pc, thread, static_cast<uint32_t>(address), size, type);
     return;
   }
   if (space != isa::AddressSpace::kDevice) return;
@@ -90,13 +111,15 @@ void KernelChecker::ContiguousAccess(const DecodedInstruction& d,
                                      isa::AddressSpace space, uint64_t first,
                                      uint32_t size, AccessType type,
                                      const uint8_t* written) {
-  if (space != isa::AddressSpace::kDevice) {
+  if (space == isa::AddressSpace::kThreadgroup) {
+    uint32_t address[kLanes];
     for (int l = 0; l < kLanes; ++l) {
-      MemoryAccess(d, space, l, first + uint64_t{size} * l, size, type,
-                   written ? written + size * l : nullptr);
+      address[l] = static_cast<uint32_t>(first + uint64_t{size} * l);
     }
+    ThreadgroupAccesses(d, kAllLanes, address, size, type);
     return;
   }
+  if (space != isa::AddressSpace::kDevice) return;
   const uint32_t pc = Pc(d);
   if (record_device_) {
     DeviceAccessRecord r;

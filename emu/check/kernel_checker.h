@@ -56,6 +56,12 @@ class KernelChecker {
   void ContiguousAccess(const DecodedInstruction& d, isa::AddressSpace space,
                         uint64_t first, uint32_t size, AccessType type,
                         const uint8_t* written);
+  // The active lanes' accesses of threadgroup memory by one instruction,
+  // lane l at address[l]: what MemoryAccess does for each, in lane order,
+  // in one call.
+  void ThreadgroupAccesses(const DecodedInstruction& d, uint32_t mask,
+                           const uint32_t* address, uint32_t size,
+                           AccessType type);
   // A cross-lane function run by `lane` read `source`, an inactive lane.
   void InactiveLaneRead(const DecodedInstruction& d, int lane, int source);
   void SimdgroupBarrier(uint8_t mem_flags);
@@ -87,6 +93,8 @@ class KernelChecker {
   }
   void DeviceInit(uint32_t pc, uint32_t thread, uint64_t address, uint32_t size,
                   AccessType type);
+  void ThreadgroupAccess(uint32_t pc, uint32_t thread, uint32_t address,
+                         uint32_t size, AccessType type);
 
   CheckOptions options_;
   bool record_device_;

@@ -109,6 +109,36 @@ class SlotAllocator {
   std::map<std::pair<uint64_t, bool>, uint16_t> immediate_slots_;
 };
 
+bool IsStraight(Flow flow) {
+  return flow == Flow::kNext || flow == Flow::kMayFault;
+}
+
+// Sets run_end: a run stops before an instruction that is not straight and
+// before any place a branch or a reconvergence entry starts at (a leader).
+void MarkStraightRuns(std::vector<DecodedInstruction>& code) {
+  std::vector<bool> leader(code.size() + 1, false);
+  for (const DecodedInstruction& d : code) {
+    if (d.flow == Flow::kBranch || d.flow == Flow::kBranchNonZero ||
+        d.flow == Flow::kBranchZero) {
+      if (d.target < leader.size()) leader[d.target] = true;
+    }
+    if (d.flow == Flow::kBranchNonZero || d.flow == Flow::kBranchZero) {
+      if (d.reconverge < leader.size()) leader[d.reconverge] = true;
+    }
+  }
+  for (size_t pc = code.size(); pc-- > 0;) {
+    const auto here = static_cast<uint32_t>(pc);
+    if (!IsStraight(code[pc].flow)) {
+      code[pc].run_end = here;
+    } else if (pc + 1 == code.size() || leader[pc + 1]) {
+      code[pc].run_end = here + 1;
+    } else {
+      // (here + 1 where the next is not straight.)
+      code[pc].run_end = code[pc + 1].run_end;
+    }
+  }
+}
+
 }  // namespace
 
 bool DecodeKernel(const isa::Kernel& kernel, DecodedKernel& out,
@@ -139,6 +169,10 @@ bool DecodeKernel(const isa::Kernel& kernel, DecodedKernel& out,
         d.mem.index_signed = op.mem.index_signed;
         d.mem.scale = op.mem.scale;
         d.mem.displacement = op.mem.displacement;
+        d.mem.space = inst.space;
+        d.mem.wide_base = isa::IsWideAddressSpace(inst.space);
+        d.mem.vector = static_cast<uint8_t>(inst.vector);
+        d.mem.regs_per_element = isa::IsWide(inst.type) ? 2 : 1;
       } else if (op.kind == OperandKind::kLabel) {
         if (d.flow == Flow::kBranch || i == 1) {
           d.target = op.label;
@@ -151,6 +185,7 @@ bool DecodeKernel(const isa::Kernel& kernel, DecodedKernel& out,
     }
     out.code.push_back(d);
   }
+  MarkStraightRuns(out.code);
   out.layout = slots.Finish();
   return true;
 }

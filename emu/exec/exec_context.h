@@ -64,6 +64,11 @@ struct DecodedMemoryRef {
   bool index_signed = false;
   uint8_t scale = 1;
   int32_t displacement = 0;
+  // The instruction's access, decoded once for the handlers.
+  isa::AddressSpace space = isa::AddressSpace::kNone;
+  bool wide_base = false;        // 64-bit addresses (device, constant)
+  uint8_t vector = 1;            // elements per lane
+  uint8_t regs_per_element = 1;  // 2 for 64-bit types
 };
 
 struct DecodedInstruction {
@@ -73,6 +78,12 @@ struct DecodedInstruction {
   DecodedMemoryRef mem;
   uint32_t target = 0;      // branches
   uint32_t reconverge = 0;  // conditional branches
+  // The end (exclusive) of the straight run from here: instructions that
+  // only call their handler (kNext, kMayFault), none of them but the first
+  // a branch target or reconvergence point. Equal to this instruction's
+  // pc where it is not such an instruction. SimdGroup::Run calls a run's
+  // handlers back to back.
+  uint32_t run_end = 0;
   const isa::Instruction* inst = nullptr;
 };
 

@@ -58,108 +58,190 @@ struct Access {
 };
 
 Access AccessOf(const DecodedInstruction& d) {
-  return {d.inst->space, isa::IsWideAddressSpace(d.inst->space),
-          isa::IsWide(d.inst->type) ? 2u : 1u};
+  return {d.mem.space, d.mem.wide_base, d.mem.regs_per_element};
+}
+
+// How one instruction's lanes reach memory, found once: either every lane
+// at consecutive addresses in one place (`contiguous`, the block from lane
+// 0's), or all active lanes in one place (`span`), or neither (lane by
+// lane, which also finds the first lane out of bounds). A: the address
+// width, as in LaneAddresses.
+template <typename A>
+struct Placement {
+  A address[kLanes];
+  bool contiguous = false;
+  LaneSpan<A> span;
+};
+
+template <typename A>
+void Place(const ExecContext& ctx, const DecodedInstruction& d, uint32_t bytes,
+           Placement<A>& p) {
+  const bool whole =
+      ctx.mask == kAllLanes && d.mem.space != AddressSpace::kThread;
+  if (whole && HasConsecutiveIndex(ctx, d.mem, sizeof(A) == 8, bytes)) {
+    // Lane 0's address is enough, unless the block is out of bounds.
+    p.address[0] = static_cast<A>(LaneAddress(ctx, d.mem, sizeof(A) == 8, 0));
+    p.span = SpanOf(ctx, d.mem.space, p.address, 1u, bytes * kLanes);
+    p.contiguous = true;
+    if (p.span.host != nullptr) return;
+  }
+  LaneAddresses(ctx, d.mem, p.address);
+  p.contiguous = whole && AreConsecutive(p.address, bytes);
+  p.span = p.contiguous
+               ? SpanOf(ctx, d.mem.space, p.address, 1u, bytes * kLanes)
+               : SpanOf(ctx, d.mem.space, p.address, ctx.mask, bytes);
+}
+
+// With checks on, tells the checker of a gather's or scatter's lanes in
+// threadgroup memory in one call; false for other spaces (told lane by
+// lane).
+template <typename A>
+bool TellThreadgroupLanes(ExecContext& ctx, const DecodedInstruction& d,
+                          const Placement<A>& p, uint32_t bytes,
+                          AccessType type) {
+  if constexpr (sizeof(A) == 4) {
+    if (d.mem.space == AddressSpace::kThreadgroup) {
+      ctx.memory_checker->ThreadgroupAccesses(d, ctx.mask, p.address, bytes,
+                                              type);
+      return true;
+    }
+  }
+  return false;
+}
+
+template <int kSize, bool kSignExtend, typename A>
+void LoadAt(ExecContext& ctx, const DecodedInstruction& d) {
+  const Access acc = AccessOf(d);
+  const int vector = d.mem.vector;
+  uint32_t* dst = ctx.Slot(d.slot[0]);
+  const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
+  const auto to_registers = [&](const uint8_t* src, int l) {
+    for (int e = 0; e < vector; ++e) {
+      ElementToRegisters<kSize, kSignExtend>(
+          src + e * kSize, dst + e * acc.regs_per_element * kLanes, l);
+    }
+  };
+  Placement<A> p;
+  Place(ctx, d, bytes, p);
+  if (p.span.host != nullptr && p.contiguous) {
+    // A float per thread, or a float4: one block; one copy when the
+    // registers hold the bytes as they are.
+    const uint8_t* src = p.span.host;
+    if (ctx.memory_checker != nullptr) [[unlikely]] {
+      ctx.memory_checker->ContiguousAccess(d, acc.space, p.address[0], bytes,
+                                           AccessType::kRead, nullptr);
+    }
+    if (kSize == 4 && vector == 1) {
+      std::memcpy(dst, src, 4 * kLanes);
+    } else {
+      for (int l = 0; l < kLanes; ++l) to_registers(src + l * bytes, l);
+    }
+    return;
+  }
+  if (p.span.host != nullptr) {
+    // A gather (a row of a threadgroup tile, a table): lane by lane from
+    // one place, with no bounds to check.
+    bool told = false;
+    if (ctx.memory_checker != nullptr) [[unlikely]] {
+      told = TellThreadgroupLanes(ctx, d, p, bytes, AccessType::kRead);
+    }
+    ForEachActiveLane(ctx.mask, [&](int l) {
+      if (ctx.memory_checker != nullptr && !told) [[unlikely]] {
+        ctx.memory_checker->MemoryAccess(d, acc.space, l, p.address[l], bytes,
+                                         AccessType::kRead);
+      }
+      to_registers(p.span.At(p.address, l), l);
+    });
+    return;
+  }
+  const MemoryRegion* cache = nullptr;
+  ForEachActiveLane(ctx.mask, [&](int l) {
+    if (ctx.faulted) return;
+    const uint8_t* src =
+        Translate(ctx, acc.space, p.address[l], bytes, false, l, cache);
+    if (src == nullptr) return;
+    if (ctx.memory_checker != nullptr) [[unlikely]] {
+      ctx.memory_checker->MemoryAccess(d, acc.space, l, p.address[l], bytes,
+                                       AccessType::kRead);
+    }
+    to_registers(src, l);
+  });
 }
 
 template <int kSize, bool kSignExtend>
 void Load(ExecContext& ctx, const DecodedInstruction& d) {
-  const Access acc = AccessOf(d);
-  const int vector = d.inst->vector;
-  uint32_t* dst = ctx.Slot(d.slot[0]);
-  const DecodedMemoryRef& mem = d.mem;
-  const MemoryRegion* cache = nullptr;
-  const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
-  // Fast path: all lanes active, their elements back to back (a float per
-  // thread, or a float4): one translation for the whole; one copy when the
-  // registers hold the bytes as they are.
-  if (uint64_t first; ctx.mask == kAllLanes &&
-                      acc.space != AddressSpace::kThread &&
-                      IsContiguous(ctx, mem, acc.wide_base, bytes, &first)) {
-    const uint8_t* src =
-        Translate(ctx, acc.space, first, bytes * kLanes, false, 0, cache);
-    if (src != nullptr) {
-      if (ctx.memory_checker != nullptr) [[unlikely]] {
-        ctx.memory_checker->ContiguousAccess(d, acc.space, first, bytes,
-                                             AccessType::kRead, nullptr);
-      }
-      if (kSize == 4 && vector == 1) {
-        std::memcpy(dst, src, 4 * kLanes);
-        return;
-      }
-      for (int e = 0; e < vector; ++e) {
-        uint32_t* to = dst + e * acc.regs_per_element * kLanes;
-        for (int l = 0; l < kLanes; ++l) {
-          ElementToRegisters<kSize, kSignExtend>(src + (l * vector + e) * kSize,
-                                                 to, l);
-        }
-      }
-      return;
-    }
-    ctx.faulted = false;  // find the first faulting lane below
+  if (d.mem.wide_base) {
+    LoadAt<kSize, kSignExtend, uint64_t>(ctx, d);
+  } else {
+    LoadAt<kSize, kSignExtend, uint32_t>(ctx, d);
   }
+}
+
+template <int kSize, typename A>
+void StoreAt(ExecContext& ctx, const DecodedInstruction& d) {
+  const Access acc = AccessOf(d);
+  const int vector = d.mem.vector;
+  const uint32_t* src = ctx.Slot(d.slot[1]);
+  const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
+  const auto from_registers = [&](int l, uint8_t* to) {
+    for (int e = 0; e < vector; ++e) {
+      RegistersToElement<kSize>(src + e * acc.regs_per_element * kLanes, l,
+                                to + e * kSize);
+    }
+  };
+  Placement<A> p;
+  Place(ctx, d, bytes, p);
+  if (p.span.host != nullptr && p.contiguous) {
+    uint8_t* dst = p.span.host;
+    if (kSize == 4 && vector == 1) {
+      std::memcpy(dst, src, 4 * kLanes);
+    } else {
+      for (int l = 0; l < kLanes; ++l) from_registers(l, dst + l * bytes);
+    }
+    if (ctx.memory_checker != nullptr) [[unlikely]] {
+      ctx.memory_checker->ContiguousAccess(d, acc.space, p.address[0], bytes,
+                                           AccessType::kWrite, dst);
+    }
+    return;
+  }
+  // Lanes store in lane order: where two write the same bytes, the higher
+  // lane's value stays.
+  if (p.span.host != nullptr) {
+    bool told = false;
+    if (ctx.memory_checker != nullptr) [[unlikely]] {
+      told = TellThreadgroupLanes(ctx, d, p, bytes, AccessType::kWrite);
+    }
+    ForEachActiveLane(ctx.mask, [&](int l) {
+      uint8_t* dst = p.span.At(p.address, l);
+      from_registers(l, dst);
+      if (ctx.memory_checker != nullptr && !told) [[unlikely]] {
+        ctx.memory_checker->MemoryAccess(d, acc.space, l, p.address[l], bytes,
+                                         AccessType::kWrite, dst);
+      }
+    });
+    return;
+  }
+  const MemoryRegion* cache = nullptr;
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
-    const uint64_t address = LaneAddress(ctx, mem, acc.wide_base, l);
-    const uint8_t* src =
-        Translate(ctx, acc.space, address, bytes, false, l, cache);
-    if (src == nullptr) return;
+    uint8_t* dst =
+        Translate(ctx, acc.space, p.address[l], bytes, true, l, cache);
+    if (dst == nullptr) return;
+    from_registers(l, dst);
     if (ctx.memory_checker != nullptr) [[unlikely]] {
-      ctx.memory_checker->MemoryAccess(d, acc.space, l, address, bytes,
-                                       AccessType::kRead);
-    }
-    for (int e = 0; e < vector; ++e) {
-      ElementToRegisters<kSize, kSignExtend>(
-          src + e * kSize, dst + e * acc.regs_per_element * kLanes, l);
+      ctx.memory_checker->MemoryAccess(d, acc.space, l, p.address[l], bytes,
+                                       AccessType::kWrite, dst);
     }
   });
 }
 
 template <int kSize>
 void Store(ExecContext& ctx, const DecodedInstruction& d) {
-  const Access acc = AccessOf(d);
-  const int vector = d.inst->vector;
-  const uint32_t* src = ctx.Slot(d.slot[1]);
-  const MemoryRegion* cache = nullptr;
-  const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
-  if (uint64_t first; ctx.mask == kAllLanes &&
-                      acc.space != AddressSpace::kThread &&
-                      IsContiguous(ctx, d.mem, acc.wide_base, bytes, &first)) {
-    uint8_t* dst =
-        Translate(ctx, acc.space, first, bytes * kLanes, true, 0, cache);
-    if (dst != nullptr) {
-      if (kSize == 4 && vector == 1) {
-        std::memcpy(dst, src, 4 * kLanes);
-      } else {
-        for (int e = 0; e < vector; ++e) {
-          const uint32_t* from = src + e * acc.regs_per_element * kLanes;
-          for (int l = 0; l < kLanes; ++l) {
-            RegistersToElement<kSize>(from, l, dst + (l * vector + e) * kSize);
-          }
-        }
-      }
-      if (ctx.memory_checker != nullptr) [[unlikely]] {
-        ctx.memory_checker->ContiguousAccess(d, acc.space, first, bytes,
-                                             AccessType::kWrite, dst);
-      }
-      return;
-    }
-    ctx.faulted = false;
+  if (d.mem.wide_base) {
+    StoreAt<kSize, uint64_t>(ctx, d);
+  } else {
+    StoreAt<kSize, uint32_t>(ctx, d);
   }
-  ForEachActiveLane(ctx.mask, [&](int l) {
-    if (ctx.faulted) return;
-    const uint64_t address = LaneAddress(ctx, d.mem, acc.wide_base, l);
-    uint8_t* dst = Translate(ctx, acc.space, address, bytes, true, l, cache);
-    if (dst == nullptr) return;
-    for (int e = 0; e < vector; ++e) {
-      RegistersToElement<kSize>(src + e * acc.regs_per_element * kLanes, l,
-                                dst + e * kSize);
-    }
-    if (ctx.memory_checker != nullptr) [[unlikely]] {
-      ctx.memory_checker->MemoryAccess(d, acc.space, l, address, bytes,
-                                       AccessType::kWrite, dst);
-    }
-  });
 }
 
 // --- atomics

@@ -46,21 +46,48 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       stack_.pop_back();
       continue;
     }
+    if (mask != counted_mask) {
+      counted_mask = mask;
+      counted_lanes = static_cast<uint64_t>(std::popcount(mask));
+    }
+    const DecodedInstruction& d = code[top.pc];
+    if (d.run_end > top.pc && trace_ == nullptr) [[likely]] {
+      // A straight run: its handlers back to back, under one mask.
+      const uint32_t end = d.run_end;
+      const uint64_t n = end - top.pc;
+      if (stop.until_check <= n) {
+        stop.until_check = StopSignal::kCheckInterval;
+        if (stop.ShouldStop()) return status_ = SimdGroupStatus::kFaulted;
+      } else {
+        stop.until_check -= n;
+      }
+      ctx.mask = mask;
+      for (uint32_t pc = top.pc; pc < end; ++pc) {
+        code[pc].fn(ctx, code[pc]);
+        if (ctx.faulted) [[unlikely]] {
+          const uint64_t ran = pc + 1 - top.pc;
+          stats.instructions += ran;
+          stats.lane_instructions += ran * counted_lanes;
+          top.pc = pc;
+          return status_ = SimdGroupStatus::kFaulted;
+        }
+      }
+      stats.instructions += n;
+      stats.lane_instructions += n * counted_lanes;
+      current = end - 1;
+      top.pc = end;
+      continue;
+    }
     if (--stop.until_check == 0) {
       stop.until_check = StopSignal::kCheckInterval;
       if (stop.ShouldStop()) return status_ = SimdGroupStatus::kFaulted;
     }
-    const DecodedInstruction& d = code[top.pc];
     previous = current;
     current = top.pc;
     if (trace_ != nullptr) [[unlikely]] {
       RecordEvent(ctx, d, top.pc, mask, *trace_);
     }
     ++stats.instructions;
-    if (mask != counted_mask) {
-      counted_mask = mask;
-      counted_lanes = static_cast<uint64_t>(std::popcount(mask));
-    }
     stats.lane_instructions += counted_lanes;
     switch (d.flow) {
       case Flow::kNext:

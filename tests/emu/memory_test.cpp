@@ -522,6 +522,94 @@ TEST(MemoryTest, GathersAndScattersFollowThePermutation) {
   }
 }
 
+// A load or store whose lanes land in two buffers (a pointer chosen per
+// lane) cannot be served from one region: lane by lane, each in its own.
+TEST(MemoryTest, GathersAcrossTwoBuffersGoLaneByLane) {
+  constexpr int kThreads = 64;
+  std::vector<uint32_t> a(kThreads), b(kThreads);
+  for (uint32_t i = 0; i < kThreads; ++i) {
+    a[i] = 1000 + i;
+    b[i] = 2000 + i;
+  }
+  KernelHarness h(R"(
+.kernel two_buffers
+.buffer 0 u0 device uint a
+.buffer 1 u2 device uint b
+.buffer 2 u4 device uint out
+    mov.u32 r0, %thread_position_in_grid.x
+    and.u32 r1, r0, 1
+    select.u64 r2, r1, u2, u0
+    ld.device.u32 r4, [r2 + r0*4]
+    st.device.u32 [u4 + r0*4], r4
+    add.u32 r4, r4, 5
+    st.device.u32 [r2 + r0*4], r4
+    exit
+.end
+)");
+  h.SetBuffer(0, a);
+  h.SetBuffer(1, b);
+  h.SetBuffer(2, std::vector<uint32_t>(kThreads));
+  ASSERT_TRUE(Runs(h, {kThreads}, {32}));
+  const std::vector<uint32_t> out = h.Read<uint32_t>(2);
+  const std::vector<uint32_t> a_after = h.Read<uint32_t>(0);
+  const std::vector<uint32_t> b_after = h.Read<uint32_t>(1);
+  for (uint32_t i = 0; i < kThreads; ++i) {
+    const bool odd = i % 2 == 1;
+    EXPECT_EQ(out[i], odd ? b[i] : a[i]) << i;
+    EXPECT_EQ(a_after[i], odd ? a[i] : a[i] + 5) << i;
+    EXPECT_EQ(b_after[i], odd ? b[i] + 5 : b[i]) << i;
+  }
+}
+
+// Inactive lanes' addresses are never looked at, even far out of bounds:
+// a gather under a partial mask in threadgroup and in thread memory.
+TEST(MemoryTest, PartialMaskGathersIgnoreInactiveLanesAddresses) {
+  KernelHarness h(R"(
+.kernel partial_gather
+.buffer 0 u0 device uint from_threadgroup
+.buffer 1 u2 device uint from_thread
+.threadgroup_memory 128
+.thread_memory 128
+    mov.u32 r0, %thread_index_in_simdgroup
+    mul.u32 r1, r0, 4
+    st.threadgroup.u32 [r1], r0
+    mov.u32 r9, 0
+fill:
+    mul.u32 r8, r0, 1000
+    add.u32 r8, r8, r9
+    st.thread.u32 [r9*4], r8
+    add.u32 r9, r9, 1
+    lt.u32 r8, r9, 32
+    bnz r8, fill, filled
+filled:
+    threadgroup_barrier.mem_threadgroup
+    mul.u32 r5, r0, 7
+    and.u32 r5, r5, 31
+    lt.u32 r2, r0, 20
+    select.u32 r4, r2, r5, 1073741824
+    bz r2, skip, skip
+    ld.threadgroup.u32 r3, [r4*4]
+    ld.thread.u32 r6, [r4*4]
+    st.threadgroup.u32 [r4*4 + 0], r6
+skip:
+    st.device.u32 [u0 + r0*4], r3
+    st.device.u32 [u2 + r0*4], r6
+    exit
+.end
+)");
+  h.SetBuffer(0, std::vector<uint32_t>(32, 7));
+  h.SetBuffer(1, std::vector<uint32_t>(32, 7));
+  ASSERT_TRUE(Runs(h, {32}, {32}));
+  const std::vector<uint32_t> tg = h.Read<uint32_t>(0);
+  const std::vector<uint32_t> thread = h.Read<uint32_t>(1);
+  for (uint32_t l = 0; l < 32; ++l) {
+    const uint32_t index = (l * 7) % 32;
+    // Registers start at zero in lanes that skipped the loads.
+    EXPECT_EQ(tg[l], l < 20 ? index : 0) << l;
+    EXPECT_EQ(thread[l], l < 20 ? l * 1000 + index : 0) << l;
+  }
+}
+
 TEST(MemoryTest, DestinationMayBeTheIndexRegister) {
   // next[] is a permutation; each thread follows it twice with loads that
   // overwrite their own index register, then loads a vector over it.

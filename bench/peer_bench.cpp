@@ -1,0 +1,261 @@
+// mtlemu beside its natural peer, PoCL (Debian's pocl-opencl-icd, through
+// the OpenCL ICD loader): the same four kernels (peer_kernels.h), in MSL on
+// mtlemu and in OpenCL C on PoCL, in one process. Prints kernel time
+// against kernel time (mtlemu's DispatchReport::seconds, PoCL's profiling
+// events), best of N, with the ratio, and whether the two wrote the same
+// bits (the exit code is 1 where they did not; CTest runs it small as
+// bench_peer_pocl). For the vector add, NumPy's time for the same add (run by
+// /usr/bin/python3 from here) is the memory bandwidth of the machine.
+//
+//   build/bench/mtlemu_peer_bench [--runs N] [--threads N] [--only NAME]
+//                                 [--scale F] [--timed]
+//
+// --threads sets mtlemu's host threads and PoCL's (POCL_MAX_PTHREAD_COUNT);
+// --scale multiplies every size (0.25 for a quick look); --timed runs mtlemu
+// in timed mode (M1) as a further column. Not a test: nothing asserts.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/library.h"
+#include "bench/bench_support.h"
+#include "bench/peer_cases.h"
+#include "bench/peer_kernels.h"
+#include "emu/device/command_buffer.h"
+#include "emu/device/compute_command_encoder.h"
+#include "emu/device/device.h"
+
+namespace mtlemu::bench {
+namespace {
+
+[[noreturn]] void Fail(const std::string& message) {
+  std::fprintf(stderr, "peer_bench: %s\n", message.c_str());
+  std::exit(1);
+}
+
+// --- mtlemu ----------------------------------------------------------------
+
+struct Result {
+  double seconds = 1e30;  // best of the runs
+  std::vector<float> output;
+};
+
+Result RunMtlemu(Device& device, Library& library, const PeerCase& c,
+                 int runs) {
+  auto function = Must(library.newFunction(c.kernel));
+  auto pipeline = Must(device.newComputePipelineState(function));
+  Result result;
+  for (int run = 0; run < runs; ++run) {
+    std::vector<std::shared_ptr<Buffer>> buffers;
+    for (const std::vector<float>& b : c.buffers) {
+      buffers.push_back(Must(device.newBuffer(b.data(), b.size() * 4)));
+    }
+    auto commands = device.newCommandQueue()->commandBuffer();
+    auto encoder = commands->computeCommandEncoder();
+    encoder->setComputePipelineState(pipeline);
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      if (!encoder->setBuffer(buffers[i], 0, static_cast<int>(i)).ok()) {
+        Fail("setBuffer");
+      }
+    }
+    if (!c.bytes.empty() && !encoder
+                                 ->setBytes(c.bytes.data(), c.bytes.size(),
+                                            static_cast<int>(buffers.size()))
+                                 .ok()) {
+      Fail("setBytes");
+    }
+    if (!encoder
+             ->dispatchThreads({c.grid[0], c.grid[1], 1},
+                               {c.group[0], c.group[1], 1})
+             .ok()) {
+      Fail("dispatchThreads");
+    }
+    commands->commit();
+    if (commands->error() != nullptr) {
+      Fail(c.name + ": " + commands->error()->message);
+    }
+    result.seconds =
+        std::min(result.seconds, commands->dispatches()[0].seconds);
+    if (run == 0) {
+      const auto* out =
+          static_cast<const float*>(buffers[c.output]->contents());
+      result.output.assign(out, out + c.buffers[c.output].size());
+    }
+  }
+  return result;
+}
+
+// --- PoCL, in its own process (pocl_runner.cpp) ------------------------------
+
+// The folder of this program, where mtlemu_pocl_runner is built beside it.
+std::string ProgramFolder() {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? std::string(".") : self.parent_path().string();
+}
+
+// Runs `c` on PoCL through mtlemu_pocl_runner; the device's name goes to
+// `device`.
+Result RunPocl(const PeerCase& c, double scale, int runs, std::string& device) {
+  const std::string out = std::filesystem::temp_directory_path() /
+                          ("mtlemu_peer_" + std::to_string(getpid()) + ".f32");
+  const std::string command = "'" + ProgramFolder() + "/mtlemu_pocl_runner' " +
+                              c.kernel + " " + std::to_string(scale) + " " +
+                              std::to_string(runs) + " '" + out + "'";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) Fail("cannot run " + command);
+  Result result;
+  char name[256] = {};
+  const bool read =
+      std::fscanf(pipe, "%lf %255[^\n]", &result.seconds, name) == 2;
+  if (pclose(pipe) != 0 || !read) Fail("PoCL's run failed: " + command);
+  device = name;
+  result.output.resize(c.buffers[c.output].size());
+  FILE* f = std::fopen(out.c_str(), "rb");
+  const bool complete =
+      f != nullptr && std::fread(result.output.data(), 4, result.output.size(),
+                                 f) == result.output.size();
+  if (f != nullptr) std::fclose(f);
+  std::filesystem::remove(out);
+  if (!complete) Fail("PoCL's output " + out + " is incomplete");
+  return result;
+}
+
+// How many elements differ in their bits, and the largest difference.
+std::string Compare(const std::vector<float>& a, const std::vector<float>& b) {
+  size_t differ = 0;
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    uint32_t x, y;
+    std::memcpy(&x, &a[i], 4);
+    std::memcpy(&y, &b[i], 4);
+    if (x != y) {
+      ++differ;
+      worst = std::max(worst, std::fabs(double{a[i]} - double{b[i]}));
+    }
+  }
+  if (differ == 0) return "same bits";
+  char text[96];
+  std::snprintf(text, sizeof text, "%zu differ (max %.3g)", differ, worst);
+  return text;
+}
+
+// NumPy's time for c = a + b over `n` floats (best of `runs`), from
+// /usr/bin/python3; negative when it cannot be run.
+double NumpyAddSeconds(size_t n, int runs) {
+  const std::string command =
+      "/usr/bin/python3 -c \"import numpy as np, time\n"
+      "n=" +
+      std::to_string(n) +
+      "\na=np.arange(n,dtype=np.float32); b=a.copy(); c=np.empty_like(a)\n"
+      "best=1e30\n"
+      "for _ in range(" +
+      std::to_string(runs + 1) +
+      "):\n"
+      "  t=time.perf_counter(); np.add(a,b,out=c); "
+      "best=min(best,time.perf_counter()-t)\n"
+      "print(best)\" 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return -1;
+  double seconds = -1;
+  if (std::fscanf(pipe, "%lf", &seconds) != 1) seconds = -1;
+  pclose(pipe);
+  return seconds;
+}
+
+int Main(int argc, char** argv) {
+  int runs = 3, threads = 0;
+  double scale = 1;
+  bool timed = false;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--runs" && has_value) {
+      runs = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--threads" && has_value) {
+      threads = std::atoi(argv[++i]);
+    } else if (arg == "--only" && has_value) {
+      only = argv[++i];
+    } else if (arg == "--scale" && has_value) {
+      scale = std::atof(argv[++i]);
+    } else if (arg == "--timed") {
+      timed = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--runs N] [--threads N] [--only NAME] "
+                   "[--scale F] [--timed]\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  if (threads > 0) {
+    // Before PoCL starts its threads.
+    setenv("POCL_MAX_PTHREAD_COUNT", std::to_string(threads).c_str(), 1);
+  }
+  auto device = Must(Device::Create("m1"));
+  device->options().host_threads = threads;
+  auto library = Must(api::newLibraryWithSource(*device, kPeerMsl));
+
+  std::string pocl_device;
+  bool first = true, all_same = true;
+  for (const PeerCase& c : PeerCases(scale)) {
+    if (!only.empty() && c.name.find(only) == std::string::npos &&
+        only != c.kernel) {
+      continue;
+    }
+    const Result pocl = RunPocl(c, scale, runs, pocl_device);
+    if (first) {
+      std::printf("PoCL device: %s; mtlemu: functional mode%s; best of %d\n\n",
+                  pocl_device.c_str(), timed ? " and timed (m1)" : "", runs);
+      std::printf(
+          "| kernel | work | PoCL ms | mtlemu ms | mtlemu / PoCL |%s "
+          "outputs |\n",
+          timed ? " timed ms | timed / functional |" : "");
+      std::printf("|---|---|---|---|---|%s---|\n", timed ? "---|---|" : "");
+      first = false;
+    }
+    device->options().timing = false;
+    const Result emu = RunMtlemu(*device, *library, c, runs);
+    std::printf("| %s | %s | %.1f | %.1f | %.2fx |", c.name.c_str(),
+                c.work.c_str(), pocl.seconds * 1e3, emu.seconds * 1e3,
+                emu.seconds / pocl.seconds);
+    if (timed) {
+      device->options().timing = true;
+      const Result t = RunMtlemu(*device, *library, c, runs);
+      device->options().timing = false;
+      std::printf(" %.1f | %.1fx |", t.seconds * 1e3, t.seconds / emu.seconds);
+    }
+    const std::string compared = Compare(emu.output, pocl.output);
+    all_same &= compared == "same bits";
+    std::printf(" %s |\n", compared.c_str());
+    std::fflush(stdout);
+    if (c.kernel == std::string("vector_add")) {
+      const double numpy = NumpyAddSeconds(c.buffers[0].size(), runs);
+      if (numpy > 0) {
+        std::printf(
+            "| vector add, NumPy | %s | | %.1f (NumPy) | mtlemu / "
+            "NumPy %.2fx |%s |\n",
+            c.work.c_str(), numpy * 1e3, emu.seconds / numpy,
+            timed ? " | |" : "");
+      }
+    }
+  }
+  if (!all_same) {
+    std::fprintf(stderr, "peer_bench: mtlemu and PoCL wrote different bits\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace mtlemu::bench
+
+int main(int argc, char** argv) { return mtlemu::bench::Main(argc, argv); }
