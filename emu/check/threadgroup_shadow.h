@@ -54,6 +54,7 @@ class ThreadgroupShadow {
   template <class Race, class Uninit>
   void Access(uint32_t address, uint32_t size, const ShadowAccess& access,
               Race&& race, Uninit&& uninit) {
+    if (IsQuietRead(address, size, access)) return;
     Update update{access, race, uninit, interval_, threadgroup_start_};
     const uint32_t end = address + size;
     for (uint32_t word = address / 4; word * 4 < end; ++word) {
@@ -73,6 +74,25 @@ class ThreadgroupShadow {
   }
 
  private:
+  // Whether a plain read of a whole word would neither find anything nor
+  // change the word's cell (what Update does, checked first): the word was
+  // written in this threadgroup but not in this interval, and it already
+  // keeps two readers of this interval unordered with this one. Most
+  // lanes of a broadcast or a tile row read so once two threads have.
+  bool IsQuietRead(uint32_t address, uint32_t size,
+                   const ShadowAccess& access) const {
+    if (access.type != AccessType::kRead || size != 4 || address % 4 != 0) {
+      return false;
+    }
+    const Cell& c = words_[address / 4];
+    return c.split_threadgroup != threadgroup_start_ &&
+           c.written_threadgroup == threadgroup_start_ &&
+           c.write_interval != interval_ && c.read_interval == interval_ &&
+           c.other_read.type != AccessType::kNone &&
+           !OrderedInInterval(c.read, access) &&
+           !OrderedInInterval(c.other_read, access);
+  }
+
   struct Cell {
     uint64_t write_interval = 0;       // the interval of `write` (0: none yet)
     uint64_t read_interval = 0;        // the interval of `read`, `other_read`
