@@ -1,10 +1,15 @@
 // What the kernel checks cost: three MSL kernels (a vector add, a
 // threadgroup reduction with barriers, a 16x16 threadgroup-tiled matmul)
 // run unchecked and under each check, in the same process; prints each
-// time (best of 3, the dispatch's host time) and its ratio to the
+// time (best of 3 by default, the dispatch's host time) and its ratio to the
 // unchecked run. The aim: at most 3x the functional time.
 //
-//   build/bench/mtlemu_check_bench [--threads N]
+//   build/bench/mtlemu_check_bench [--threads N] [--runs N] [--only TEXT]
+//                                  [--check LIST]
+//
+// --only runs the kernels whose name contains TEXT; --check the given
+// check lists alone (e.g. "race"), beside the unchecked run.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -19,10 +24,6 @@
 
 namespace mtlemu::bench {
 namespace {
-
-// The kernels: vector_add, reduce and matmul of peer_kernels.h (the MSL
-// of the PoCL comparison).
-constexpr const char* kSource = kPeerMsl;
 
 struct Case {
   const char* name;
@@ -78,12 +79,30 @@ double RunCase(Device& device, Library& library, const Case& c,
 
 int Main(int argc, char** argv) {
   int threads = 0;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--threads") == 0)
-      threads = std::atoi(argv[i + 1]);
+  int runs = 3;
+  const char* only = "";
+  std::vector<const char*> checks = {nullptr, "race", "init", "simd", "all"};
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(argv[i], "--threads") == 0 && has_value) {
+      threads = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--runs") == 0 && has_value) {
+      runs = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--only") == 0 && has_value) {
+      only = argv[++i];
+    } else if (std::strcmp(argv[i], "--check") == 0 && has_value) {
+      checks = {nullptr, argv[++i]};
+    } else {
+      std::fprintf(stderr,
+                   "usage: mtlemu_check_bench [--threads N] [--runs N] "
+                   "[--only TEXT] [--check LIST]\n");
+      return 2;
+    }
   }
+  // The kernels: vector_add, reduce and matmul of peer_kernels.h (the MSL
+  // of the PoCL comparison).
   auto device = Must(Device::Create("m1"));
-  auto library = Must(api::newLibraryWithSource(*device, kSource));
+  auto library = Must(api::newLibraryWithSource(*device, kPeerMsl));
   constexpr uint32_t kN = 256;
   const Case cases[] = {
       {"vector add, 4M floats",
@@ -104,17 +123,20 @@ int Main(int argc, char** argv) {
        3,
        kN},
   };
-  const char* checks[] = {nullptr, "race", "init", "simd", "all"};
-  std::printf("%-34s %10s %10s %10s %10s %10s\n", "kernel (ms, ratio)",
-              "unchecked", "race", "init", "simd", "all");
+  std::printf("%-34s", "kernel (ms, ratio)");
+  for (const char* check : checks) {
+    std::printf(" %10s", check == nullptr ? "unchecked" : check);
+  }
+  std::printf("\n");
   for (const Case& c : cases) {
+    if (std::strstr(c.name, only) == nullptr) continue;
     std::printf("%-34s", c.name);
     double base = 0;
     for (const char* check : checks) {
-      // The dispatch's own time (DispatchReport::seconds), best of 3.
+      // The dispatch's own time (DispatchReport::seconds), best of `runs`.
       size_t findings = 0;
       double best = 1e30;
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < runs; ++i) {
         best = std::min(
             best, RunCase(*device, *library, c, check, threads, &findings));
       }

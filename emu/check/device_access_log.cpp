@@ -105,9 +105,50 @@ void DeviceAccessLog::Take(DeviceAccessLog& other) {
     records.push_back(r);
   }
   values.insert(values.end(), other.values.begin(), other.values.end());
-  other.records.clear();
-  other.open_.fill(SIZE_MAX);
-  other.values.clear();
+  other.Clear();
+}
+
+void DeviceAccessLog::Clear() {
+  records.clear();
+  values.clear();
+  open_.fill(SIZE_MAX);
+}
+
+void DeviceAccessLog::TakeByThreadgroup(
+    const std::vector<DeviceAccessLog*>& parts) {
+  uint64_t lo = std::numeric_limits<uint64_t>::max();
+  uint64_t hi = 0;
+  size_t count = 0;
+  for (const DeviceAccessLog* part : parts) {
+    for (const DeviceAccessRecord& r : part->records) {
+      lo = std::min(lo, r.threadgroup);
+      hi = std::max(hi, r.threadgroup);
+    }
+    count += part->records.size();
+  }
+  if (count == 0) {
+    for (DeviceAccessLog* part : parts) part->Clear();
+    return;
+  }
+  // position[t - lo]: where threadgroup t's next record goes.
+  std::vector<size_t> position(hi - lo + 2, 0);
+  for (const DeviceAccessLog* part : parts) {
+    for (const DeviceAccessRecord& r : part->records) {
+      ++position[r.threadgroup - lo + 1];
+    }
+  }
+  position[0] = records.size();
+  for (size_t i = 1; i < position.size(); ++i) position[i] += position[i - 1];
+  records.resize(records.size() + count);
+  for (DeviceAccessLog* part : parts) {
+    const uint64_t base = values.size();
+    for (DeviceAccessRecord r : part->records) {
+      r.value_offset += base;
+      records[position[r.threadgroup - lo]++] = r;
+    }
+    values.insert(values.end(), part->values.begin(), part->values.end());
+    part->Clear();
+  }
 }
 
 bool FindDeviceRaces(const DeviceAccessLog& log, FindingSet& findings) {

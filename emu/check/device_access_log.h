@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -52,6 +53,13 @@ struct DeviceAccessLog {
   void Append(const DeviceAccessRecord& access, const uint8_t* written);
   // Moves `other`'s records and values to the end of this log.
   void Take(DeviceAccessLog& other);
+  // Moves the records and values of `parts` to the end of this log in
+  // threadgroup order, as a stable sort of their concatenation by
+  // threadgroup would: each threadgroup's records are all in one part, in
+  // the order they ran. One pass to count, one to place.
+  void TakeByThreadgroup(const std::vector<DeviceAccessLog*>& parts);
+  // Drops every record and value.
+  void Clear();
   uint64_t bytes() const {
     return records.size() * sizeof(DeviceAccessRecord) + values.size();
   }

@@ -19,9 +19,8 @@ void KernelChecker::StartThreadgroup(uint64_t index,
   threadgroup_ = index;
   simdgroup_ = 0;
   device_epoch_ = 0;
-  simd_threadgroup_epoch_.assign(simdgroups, 0);
   simd_device_epoch_.assign(simdgroups, 0);
-  shadow_.StartThreadgroup(threadgroup_memory_length);
+  shadow_.StartThreadgroup(threadgroup_memory_length, simdgroups);
   written_words_.clear();
 }
 
@@ -37,8 +36,11 @@ void KernelChecker::FinishThreadgroup() {
 inline void KernelChecker::ThreadgroupAccess(uint32_t pc, uint32_t thread,
                                              uint32_t address, uint32_t size,
                                              AccessType type) {
+  // Most lanes of a tile row or a broadcast are quiet reads, known from one
+  // word of the shadow.
+  if (shadow_.IsQuietRead(address, size, type, thread)) return;
   const ShadowAccess access{pc, static_cast<uint16_t>(thread), type,
-                            simd_threadgroup_epoch_[simdgroup_]};
+                            shadow_.simd_epoch(simdgroup_)};
   const auto finding = [&](FindingKind kind, uint32_t byte) {
     RawFinding f;
     f.kind = kind;
@@ -66,17 +68,84 @@ inline void KernelChecker::ThreadgroupAccess(uint32_t pc, uint32_t thread,
       });
 }
 
-void KernelChecker::ThreadgroupAccesses(const DecodedInstruction& d,
-                                        uint32_t mask, const uint32_t* address,
-                                        uint32_t size, AccessType type) {
-  const uint32_t pc = Pc(d);
+void KernelChecker::ThreadgroupAccesses(uint32_t pc, uint32_t mask,
+                                        const uint32_t* address, uint32_t size,
+                                        AccessType type) {
   const uint32_t first = simdgroup_ * kLanes;
   for (uint32_t m = mask; m != 0; m &= m - 1) {
     const int l = std::countr_zero(m);
-    ThreadgroupAccess(pc, first + static_cast<uint32_t>(l), address[l], size,
-                      type);
+    const uint32_t thread = first + static_cast<uint32_t>(l);
+    ThreadgroupAccess(pc, thread, address[l], size, type);
   }
 }
+
+void KernelChecker::RecordDevice(uint32_t pc, uint32_t first_lane,
+                                 uint32_t lanes, uint64_t begin, uint32_t size,
+                                 AccessType type, const uint8_t* written) {
+  DeviceAccessRecord r;
+  r.begin = begin;
+  r.threadgroup = threadgroup_;
+  r.length = size * lanes;
+  r.pc = pc;
+  r.barrier_epoch = device_epoch_;
+  r.simd_epoch = simd_device_epoch_[simdgroup_];
+  r.first_thread = static_cast<uint16_t>(simdgroup_ * kLanes + first_lane);
+  r.element_size = static_cast<uint8_t>(size);
+  r.type = type;
+  log_.Append(r, written);
+}
+
+template <typename A>
+void KernelChecker::LaneAccesses(const DecodedInstruction& d,
+                                 isa::AddressSpace space, uint32_t mask,
+                                 const A* address, uint32_t size,
+                                 AccessType type) {
+  const uint32_t pc = Pc(d);
+  if (space == isa::AddressSpace::kThreadgroup) {
+    if constexpr (sizeof(A) == 4) {
+      ThreadgroupAccesses(pc, mask, address, size, type);
+    } else {
+      uint32_t narrow[kLanes];
+      for (int l = 0; l < kLanes; ++l) {
+        narrow[l] = static_cast<uint32_t>(address[l]);
+      }
+      ThreadgroupAccesses(pc, mask, narrow, size, type);
+    }
+    return;
+  }
+  if (space != isa::AddressSpace::kDevice) return;
+  if (record_device_) {
+    // A record per run of consecutive lanes at consecutive elements: what
+    // Append makes of them lane by lane.
+    for (uint32_t m = mask; m != 0;) {
+      const uint32_t first = static_cast<uint32_t>(std::countr_zero(m));
+      uint32_t lanes = 1;
+      while (first + lanes < kLanes && ((m >> (first + lanes)) & 1) != 0 &&
+             address[first + lanes] ==
+                 static_cast<A>(address[first] + uint64_t{size} * lanes)) {
+        ++lanes;
+      }
+      RecordDevice(pc, first, lanes, address[first], size, type, nullptr);
+      m = first + lanes >= kLanes ? 0u : m & (~0u << (first + lanes));
+    }
+  }
+  if (options_.init && !uninitialized_->empty()) {
+    for (uint32_t m = mask; m != 0; m &= m - 1) {
+      const int l = std::countr_zero(m);
+      DeviceInit(pc, simdgroup_ * kLanes + static_cast<uint32_t>(l), address[l],
+                 size, type);
+    }
+  }
+}
+
+template void KernelChecker::LaneAccesses<uint32_t>(const DecodedInstruction&,
+                                                    isa::AddressSpace, uint32_t,
+                                                    const uint32_t*, uint32_t,
+                                                    AccessType);
+template void KernelChecker::LaneAccesses<uint64_t>(const DecodedInstruction&,
+                                                    isa::AddressSpace, uint32_t,
+                                                    const uint64_t*, uint32_t,
+                                                    AccessType);
 
 void KernelChecker::MemoryAccess(const DecodedInstruction& d,
                                  isa::AddressSpace space, int lane,
@@ -90,17 +159,8 @@ void KernelChecker::MemoryAccess(const DecodedInstruction& d,
   }
   if (space != isa::AddressSpace::kDevice) return;
   if (record_device_) {
-    DeviceAccessRecord r;
-    r.begin = address;
-    r.threadgroup = threadgroup_;
-    r.length = size;
-    r.pc = pc;
-    r.barrier_epoch = device_epoch_;
-    r.simd_epoch = simd_device_epoch_[simdgroup_];
-    r.first_thread = static_cast<uint16_t>(thread);
-    r.element_size = static_cast<uint8_t>(size);
-    r.type = type;
-    log_.Append(r, written);
+    RecordDevice(pc, static_cast<uint32_t>(lane), 1, address, size, type,
+                 written);
   }
   if (options_.init && !uninitialized_->empty()) {
     DeviceInit(pc, thread, address, size, type);
@@ -116,23 +176,13 @@ void KernelChecker::ContiguousAccess(const DecodedInstruction& d,
     for (int l = 0; l < kLanes; ++l) {
       address[l] = static_cast<uint32_t>(first + uint64_t{size} * l);
     }
-    ThreadgroupAccesses(d, kAllLanes, address, size, type);
+    ThreadgroupAccesses(Pc(d), kAllLanes, address, size, type);
     return;
   }
   if (space != isa::AddressSpace::kDevice) return;
   const uint32_t pc = Pc(d);
   if (record_device_) {
-    DeviceAccessRecord r;
-    r.begin = first;
-    r.threadgroup = threadgroup_;
-    r.length = size * kLanes;
-    r.pc = pc;
-    r.barrier_epoch = device_epoch_;
-    r.simd_epoch = simd_device_epoch_[simdgroup_];
-    r.first_thread = static_cast<uint16_t>(simdgroup_ * kLanes);
-    r.element_size = static_cast<uint8_t>(size);
-    r.type = type;
-    log_.Append(r, written);
+    RecordDevice(pc, 0, kLanes, first, size, type, written);
   }
   if (options_.init && !uninitialized_->empty()) {
     for (int l = 0; l < kLanes; ++l) {
@@ -184,7 +234,7 @@ void KernelChecker::InactiveLaneRead(const DecodedInstruction& d, int lane,
 }
 
 void KernelChecker::SimdgroupBarrier(uint8_t mem_flags) {
-  if (mem_flags & isa::kMemThreadgroup) ++simd_threadgroup_epoch_[simdgroup_];
+  if (mem_flags & isa::kMemThreadgroup) shadow_.SimdgroupBarrier(simdgroup_);
   if (mem_flags & isa::kMemDevice) ++simd_device_epoch_[simdgroup_];
 }
 

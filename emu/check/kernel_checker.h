@@ -56,12 +56,14 @@ class KernelChecker {
   void ContiguousAccess(const DecodedInstruction& d, isa::AddressSpace space,
                         uint64_t first, uint32_t size, AccessType type,
                         const uint8_t* written);
-  // The active lanes' accesses of threadgroup memory by one instruction,
-  // lane l at address[l]: what MemoryAccess does for each, in lane order,
-  // in one call.
-  void ThreadgroupAccesses(const DecodedInstruction& d, uint32_t mask,
-                           const uint32_t* address, uint32_t size,
-                           AccessType type);
+  // The active lanes' accesses by one instruction, lane l at address[l]
+  // (A: uint32_t or uint64_t): what MemoryAccess does for each, in lane
+  // order, in one call. Not for device writes, whose lanes are told one by
+  // one as they store (each record keeps the bytes its lane stored).
+  template <typename A>
+  void LaneAccesses(const DecodedInstruction& d, isa::AddressSpace space,
+                    uint32_t mask, const A* address, uint32_t size,
+                    AccessType type);
   // A cross-lane function run by `lane` read `source`, an inactive lane.
   void InactiveLaneRead(const DecodedInstruction& d, int lane, int source);
   void SimdgroupBarrier(uint8_t mem_flags);
@@ -95,6 +97,13 @@ class KernelChecker {
                   AccessType type);
   void ThreadgroupAccess(uint32_t pc, uint32_t thread, uint32_t address,
                          uint32_t size, AccessType type);
+  void ThreadgroupAccesses(uint32_t pc, uint32_t mask, const uint32_t* address,
+                           uint32_t size, AccessType type);
+  // One record for `lanes` lanes from `first_lane` at consecutive elements
+  // of `size` bytes from `begin`.
+  void RecordDevice(uint32_t pc, uint32_t first_lane, uint32_t lanes,
+                    uint64_t begin, uint32_t size, AccessType type,
+                    const uint8_t* written);
 
   CheckOptions options_;
   bool record_device_;
@@ -104,7 +113,6 @@ class KernelChecker {
   uint64_t threadgroup_ = 0;
   uint32_t simdgroup_ = 0;
   uint32_t device_epoch_ = 0;
-  std::vector<uint32_t> simd_threadgroup_epoch_;  // per SIMD group
   std::vector<uint32_t> simd_device_epoch_;
   ThreadgroupShadow shadow_;
   // This threadgroup's writes to uninitialized regions, by 8-byte word.

@@ -33,21 +33,25 @@ DispatchChecks::DispatchChecks(const DispatchSetup& setup)
                 &setup.uninitialized) {}
 
 void DispatchChecks::EndBatch() {
-  DeviceAccessLog batch;
-  for (KernelChecker& c : checkers_) batch.Take(c.device_log());
-  if (log_full_) return;
   // Each threadgroup's records are together and in order; threadgroups in
   // index order make the dispatch's log the same on any thread count.
-  std::stable_sort(
-      batch.records.begin(), batch.records.end(),
-      [](const DeviceAccessRecord& a, const DeviceAccessRecord& b) {
-        return a.threadgroup < b.threadgroup;
-      });
-  const uint64_t limit = setup_.checks->device_record_limit_bytes;
-  if (log_.bytes() + batch.bytes() <= limit) {
-    log_.Take(batch);
+  std::vector<DeviceAccessLog*> parts;
+  uint64_t batch_bytes = 0;
+  for (KernelChecker& c : checkers_) {
+    parts.push_back(&c.device_log());
+    batch_bytes += c.device_log().bytes();
+  }
+  if (log_full_) {
+    for (DeviceAccessLog* part : parts) part->Clear();
     return;
   }
+  const uint64_t limit = setup_.checks->device_record_limit_bytes;
+  if (log_.bytes() + batch_bytes <= limit) {
+    log_.TakeByThreadgroup(parts);
+    return;
+  }
+  DeviceAccessLog batch;
+  batch.TakeByThreadgroup(parts);
   // Whole threadgroups only, up to the limit.
   uint64_t bytes = log_.bytes();
   size_t keep = 0;

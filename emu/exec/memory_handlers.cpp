@@ -51,16 +51,6 @@ void RegistersToElement(const uint32_t* lo, int lane, uint8_t* dst) {
   }
 }
 
-struct Access {
-  AddressSpace space;
-  bool wide_base;
-  uint32_t regs_per_element;  // 1, or 2 for 64-bit types
-};
-
-Access AccessOf(const DecodedInstruction& d) {
-  return {d.mem.space, d.mem.wide_base, d.mem.regs_per_element};
-}
-
 // How one instruction's lanes reach memory, found once: either every lane
 // at consecutive addresses in one place (`contiguous`, the block from lane
 // 0's), or all active lanes in one place (`span`), or neither (lane by
@@ -92,33 +82,15 @@ void Place(const ExecContext& ctx, const DecodedInstruction& d, uint32_t bytes,
                : SpanOf(ctx, d.mem.space, p.address, ctx.mask, bytes);
 }
 
-// With checks on, tells the checker of a gather's or scatter's lanes in
-// threadgroup memory in one call; false for other spaces (told lane by
-// lane).
-template <typename A>
-bool TellThreadgroupLanes(ExecContext& ctx, const DecodedInstruction& d,
-                          const Placement<A>& p, uint32_t bytes,
-                          AccessType type) {
-  if constexpr (sizeof(A) == 4) {
-    if (d.mem.space == AddressSpace::kThreadgroup) {
-      ctx.memory_checker->ThreadgroupAccesses(d, ctx.mask, p.address, bytes,
-                                              type);
-      return true;
-    }
-  }
-  return false;
-}
-
 template <int kSize, bool kSignExtend, typename A>
 void LoadAt(ExecContext& ctx, const DecodedInstruction& d) {
-  const Access acc = AccessOf(d);
   const int vector = d.mem.vector;
   uint32_t* dst = ctx.Slot(d.slot[0]);
   const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
   const auto to_registers = [&](const uint8_t* src, int l) {
     for (int e = 0; e < vector; ++e) {
       ElementToRegisters<kSize, kSignExtend>(
-          src + e * kSize, dst + e * acc.regs_per_element * kLanes, l);
+          src + e * kSize, dst + e * d.mem.regs_per_element * kLanes, l);
     }
   };
   Placement<A> p;
@@ -128,7 +100,7 @@ void LoadAt(ExecContext& ctx, const DecodedInstruction& d) {
     // registers hold the bytes as they are.
     const uint8_t* src = p.span.host;
     if (ctx.memory_checker != nullptr) [[unlikely]] {
-      ctx.memory_checker->ContiguousAccess(d, acc.space, p.address[0], bytes,
+      ctx.memory_checker->ContiguousAccess(d, d.mem.space, p.address[0], bytes,
                                            AccessType::kRead, nullptr);
     }
     if (kSize == 4 && vector == 1) {
@@ -141,27 +113,22 @@ void LoadAt(ExecContext& ctx, const DecodedInstruction& d) {
   if (p.span.host != nullptr) {
     // A gather (a row of a threadgroup tile, a table): lane by lane from
     // one place, with no bounds to check.
-    bool told = false;
     if (ctx.memory_checker != nullptr) [[unlikely]] {
-      told = TellThreadgroupLanes(ctx, d, p, bytes, AccessType::kRead);
+      ctx.memory_checker->LaneAccesses(d, d.mem.space, ctx.mask, p.address,
+                                       bytes, AccessType::kRead);
     }
-    ForEachActiveLane(ctx.mask, [&](int l) {
-      if (ctx.memory_checker != nullptr && !told) [[unlikely]] {
-        ctx.memory_checker->MemoryAccess(d, acc.space, l, p.address[l], bytes,
-                                         AccessType::kRead);
-      }
-      to_registers(p.span.At(p.address, l), l);
-    });
+    ForEachActiveLane(ctx.mask,
+                      [&](int l) { to_registers(p.span.At(p.address, l), l); });
     return;
   }
   const MemoryRegion* cache = nullptr;
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
     const uint8_t* src =
-        Translate(ctx, acc.space, p.address[l], bytes, false, l, cache);
+        Translate(ctx, d.mem.space, p.address[l], bytes, false, l, cache);
     if (src == nullptr) return;
     if (ctx.memory_checker != nullptr) [[unlikely]] {
-      ctx.memory_checker->MemoryAccess(d, acc.space, l, p.address[l], bytes,
+      ctx.memory_checker->MemoryAccess(d, d.mem.space, l, p.address[l], bytes,
                                        AccessType::kRead);
     }
     to_registers(src, l);
@@ -179,13 +146,12 @@ void Load(ExecContext& ctx, const DecodedInstruction& d) {
 
 template <int kSize, typename A>
 void StoreAt(ExecContext& ctx, const DecodedInstruction& d) {
-  const Access acc = AccessOf(d);
   const int vector = d.mem.vector;
   const uint32_t* src = ctx.Slot(d.slot[1]);
   const uint32_t bytes = static_cast<uint32_t>(kSize * vector);
   const auto from_registers = [&](int l, uint8_t* to) {
     for (int e = 0; e < vector; ++e) {
-      RegistersToElement<kSize>(src + e * acc.regs_per_element * kLanes, l,
+      RegistersToElement<kSize>(src + e * d.mem.regs_per_element * kLanes, l,
                                 to + e * kSize);
     }
   };
@@ -199,7 +165,7 @@ void StoreAt(ExecContext& ctx, const DecodedInstruction& d) {
       for (int l = 0; l < kLanes; ++l) from_registers(l, dst + l * bytes);
     }
     if (ctx.memory_checker != nullptr) [[unlikely]] {
-      ctx.memory_checker->ContiguousAccess(d, acc.space, p.address[0], bytes,
+      ctx.memory_checker->ContiguousAccess(d, d.mem.space, p.address[0], bytes,
                                            AccessType::kWrite, dst);
     }
     return;
@@ -207,15 +173,19 @@ void StoreAt(ExecContext& ctx, const DecodedInstruction& d) {
   // Lanes store in lane order: where two write the same bytes, the higher
   // lane's value stays.
   if (p.span.host != nullptr) {
-    bool told = false;
-    if (ctx.memory_checker != nullptr) [[unlikely]] {
-      told = TellThreadgroupLanes(ctx, d, p, bytes, AccessType::kWrite);
+    // Device lanes are told one by one, each with the bytes it stored
+    // (a later lane may store over them).
+    const bool told = ctx.memory_checker != nullptr &&
+                      d.mem.space == AddressSpace::kThreadgroup;
+    if (told) [[unlikely]] {
+      ctx.memory_checker->LaneAccesses(d, d.mem.space, ctx.mask, p.address,
+                                       bytes, AccessType::kWrite);
     }
     ForEachActiveLane(ctx.mask, [&](int l) {
       uint8_t* dst = p.span.At(p.address, l);
       from_registers(l, dst);
       if (ctx.memory_checker != nullptr && !told) [[unlikely]] {
-        ctx.memory_checker->MemoryAccess(d, acc.space, l, p.address[l], bytes,
+        ctx.memory_checker->MemoryAccess(d, d.mem.space, l, p.address[l], bytes,
                                          AccessType::kWrite, dst);
       }
     });
@@ -225,11 +195,11 @@ void StoreAt(ExecContext& ctx, const DecodedInstruction& d) {
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
     uint8_t* dst =
-        Translate(ctx, acc.space, p.address[l], bytes, true, l, cache);
+        Translate(ctx, d.mem.space, p.address[l], bytes, true, l, cache);
     if (dst == nullptr) return;
     from_registers(l, dst);
     if (ctx.memory_checker != nullptr) [[unlikely]] {
-      ctx.memory_checker->MemoryAccess(d, acc.space, l, p.address[l], bytes,
+      ctx.memory_checker->MemoryAccess(d, d.mem.space, l, p.address[l], bytes,
                                        AccessType::kWrite, dst);
     }
   });
@@ -314,23 +284,22 @@ void Atomic(ExecContext& ctx, const DecodedInstruction& d) {
   const uint32_t* desired = shape == isa::OpShape::kAtomicCas
                                 ? ctx.Slot(d.slot[mem_pos + 2])
                                 : nullptr;
-  const Access acc = AccessOf(d);
   const MemoryRegion* cache = nullptr;
   const bool writes = op != Opcode::kAtomicLoad;
   // Lanes apply their operations in lane order.
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
-    const uint64_t address = LaneAddress(ctx, d.mem, acc.wide_base, l);
-    uint8_t* p = Translate(ctx, acc.space, address, 4, writes, l, cache);
+    const uint64_t address = LaneAddress(ctx, d.mem, d.mem.wide_base, l);
+    uint8_t* p = Translate(ctx, d.mem.space, address, 4, writes, l, cache);
     if (p == nullptr) return;
     if (reinterpret_cast<uintptr_t>(p) % 4 != 0) {
-      RecordFault(ctx, FaultKind::kMisalignedAtomic, acc.space, l, address, 4,
+      RecordFault(ctx, FaultKind::kMisalignedAtomic, d.mem.space, l, address, 4,
                   writes);
       return;
     }
     if (ctx.memory_checker != nullptr) [[unlikely]] {
       ctx.memory_checker->MemoryAccess(
-          d, acc.space, l, address, 4,
+          d, d.mem.space, l, address, 4,
           op == Opcode::kAtomicLoad    ? AccessType::kAtomicRead
           : op == Opcode::kAtomicStore ? AccessType::kAtomicWrite
                                        : AccessType::kAtomicUpdate);
