@@ -12,7 +12,9 @@
 //
 // --threads sets mtlemu's host threads and PoCL's (POCL_MAX_PTHREAD_COUNT);
 // --scale multiplies every size (0.25 for a quick look); --timed runs mtlemu
-// in timed mode (M1) as a further column. Not a test: nothing asserts.
+// in timed mode (M1) as a further column. mtlemu runs twice: on the
+// interpreter, and on the JIT execution path (emu/jit/). Not a test:
+// nothing asserts.
 #include <unistd.h>
 
 #include <cmath>
@@ -216,24 +218,33 @@ int Main(int argc, char** argv) {
       std::printf("PoCL device: %s; mtlemu: functional mode%s; best of %d\n\n",
                   pocl_device.c_str(), timed ? " and timed (m1)" : "", runs);
       std::printf(
-          "| kernel | work | PoCL ms | mtlemu ms | mtlemu / PoCL |%s "
-          "outputs |\n",
+          "| kernel | work | PoCL ms | mtlemu ms | mtlemu / PoCL | JIT ms | "
+          "JIT / PoCL |%s outputs |\n",
           timed ? " timed ms | timed / functional |" : "");
-      std::printf("|---|---|---|---|---|%s---|\n", timed ? "---|---|" : "");
+      std::printf("|---|---|---|---|---|---|---|%s---|\n",
+                  timed ? "---|---|" : "");
       first = false;
     }
     device->options().timing = false;
     const Result emu = RunMtlemu(*device, *library, c, runs);
-    std::printf("| %s | %s | %.1f | %.1f | %.2fx |", c.name.c_str(),
-                c.work.c_str(), pocl.seconds * 1e3, emu.seconds * 1e3,
-                emu.seconds / pocl.seconds);
+    // The JIT execution path (emu/jit/): pipelines made now compile.
+    device->options().executor = emu::Executor::kJit;
+    const Result jit = RunMtlemu(*device, *library, c, runs);
+    device->options().executor = emu::Executor::kInterpreter;
+    std::printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.2fx |",
+                c.name.c_str(), c.work.c_str(), pocl.seconds * 1e3,
+                emu.seconds * 1e3, emu.seconds / pocl.seconds,
+                jit.seconds * 1e3, jit.seconds / pocl.seconds);
     if (timed) {
       device->options().timing = true;
       const Result t = RunMtlemu(*device, *library, c, runs);
       device->options().timing = false;
       std::printf(" %.1f | %.1fx |", t.seconds * 1e3, t.seconds / emu.seconds);
     }
-    const std::string compared = Compare(emu.output, pocl.output);
+    std::string compared = Compare(emu.output, pocl.output);
+    if (compared == "same bits" && jit.output != emu.output) {
+      compared = "JIT: " + Compare(jit.output, pocl.output);
+    }
     all_same &= compared == "same bits";
     std::printf(" %s |\n", compared.c_str());
     std::fflush(stdout);
@@ -242,9 +253,9 @@ int Main(int argc, char** argv) {
       if (numpy > 0) {
         std::printf(
             "| vector add, NumPy | %s | | %.1f (NumPy) | mtlemu / "
-            "NumPy %.2fx |%s |\n",
+            "NumPy %.2fx | | JIT / NumPy %.2fx |%s |\n",
             c.work.c_str(), numpy * 1e3, emu.seconds / numpy,
-            timed ? " | |" : "");
+            jit.seconds / numpy, timed ? " | |" : "");
       }
     }
   }

@@ -61,6 +61,12 @@ void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
                   "With --check: write the findings to FILE.json");
   cmd->add_option("--threads", run.threads,
                   "Host threads (default, or 0: all cores)");
+  cmd->add_option("--executor", run.executor,
+                  "How the kernel runs: interpreter, or jit (straight runs "
+                  "of ALU instructions compiled to native code with LLVM; "
+                  "the same results). Default: MTLEMU_EXECUTOR, else "
+                  "interpreter")
+      ->check(CLI::IsMember({"interpreter", "jit"}));
   cmd->add_option("--timeout", run.timeout_seconds,
                   "Seconds before the dispatch is stopped as a GPU timeout "
                   "(inf: no limit)")

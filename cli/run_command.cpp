@@ -249,6 +249,11 @@ int Run(const RunOptions& options) {
   CheckOptionsApply(options);
   std::shared_ptr<Device> device = Unwrap(Device::Create(options.chip));
   device->options().host_threads = options.threads;
+  if (options.executor) {
+    device->options().executor = *options.executor == "jit"
+                                     ? emu::Executor::kJit
+                                     : emu::Executor::kInterpreter;
+  }
   if (options.threads < 0) {
     throw RunError(
         "--threads must be 0 (all cores) or a number of host "
@@ -331,6 +336,12 @@ int Run(const RunOptions& options) {
   if (launch.printed) {
     for (const std::string& line : launch.printed()) {
       std::printf("%s\n", line.c_str());
+    }
+  }
+  for (const DispatchReport& r : commands->dispatches()) {
+    if (!r.executor_note.empty()) {
+      std::fprintf(stderr, "mtlemu: note: %s: %s; it ran on the interpreter\n",
+                   r.kernel.c_str(), r.executor_note.c_str());
     }
   }
   for (const DispatchReport& r : commands->dispatches()) {

@@ -126,6 +126,7 @@ void CommandBuffer::commit() {
                           result.instructions,
                           result.lane_instructions,
                           result.seconds};
+    report.executor_note = command.pipeline->decoded().jit_note;
     if (timing != nullptr && result.ok) {
       const auto start = std::chrono::steady_clock::now();
       auto timeline =

@@ -52,6 +52,9 @@ struct DispatchReport {
   // With EmulatorOptions::checks: what the checks found (also when the
   // dispatch failed).
   std::shared_ptr<const emu::CheckReport> check;
+  // Why the kernel ran on the interpreter though the JIT was asked for
+  // (EmulatorOptions::executor), else empty.
+  std::string executor_note;
 };
 
 // A dispatch as encoded: everything needed to run it later.

@@ -1,5 +1,6 @@
 #include "emu/device/device.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "emu/device/command_buffer.h"
@@ -18,7 +19,17 @@ Result<std::shared_ptr<Device>> Device::Create(std::string_view chip) {
     return Error{"unknown chip '" + std::string(chip) + "' (known: " + known +
                  ")"};
   }
-  return std::make_shared<Device>(*spec);
+  auto device = std::make_shared<Device>(*spec);
+  if (const char* executor = std::getenv("MTLEMU_EXECUTOR")) {
+    const std::string_view e = executor;
+    if (e == "jit") {
+      device->options().executor = emu::Executor::kJit;
+    } else if (e != "interpreter" && !e.empty()) {
+      return Error{"MTLEMU_EXECUTOR is '" + std::string(e) +
+                   "': it takes interpreter or jit"};
+    }
+  }
+  return device;
 }
 
 Device::Device(const ChipSpec& chip)
@@ -84,6 +95,10 @@ Result<std::shared_ptr<ComputePipelineState>> Device::newComputePipelineState(
   std::string error;
   if (!emu::DecodeKernel(function->kernel(), decoded, error)) {
     return Error{"kernel '" + function->name() + "': " + error};
+  }
+  if (options_.executor == emu::Executor::kJit) {
+    // A compile that fails leaves the kernel to the interpreter.
+    emu::CompileRuns(decoded, decoded.jit_note);
   }
   const isa::Kernel& kernel = function->kernel();
   // A kernel may declare more than a device has (Metal's compiler builds

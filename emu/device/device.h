@@ -16,6 +16,7 @@
 #include "emu/device/compute_pipeline_state.h"
 #include "emu/device/library.h"
 #include "emu/dispatch/dispatch.h"
+#include "emu/jit/kernel_jit.h"
 
 namespace mtlemu {
 
@@ -23,6 +24,12 @@ class CommandQueue;
 
 struct EmulatorOptions {
   int host_threads = 0;  // 0: every core
+  // How pipelines made from now on run their kernels: the interpreter, or
+  // straight runs of ALU instructions compiled to native code
+  // (emu/jit/kernel_jit.h). Results are the same bits either way.
+  // Device::Create takes it from MTLEMU_EXECUTOR (interpreter or jit) when
+  // that is set.
+  emu::Executor executor = emu::Executor::kInterpreter;
   // A dispatch running longer fails as a GPU timeout would.
   std::chrono::milliseconds timeout{600'000};
   // Set to true (from any thread) to stop the running dispatch; it fails

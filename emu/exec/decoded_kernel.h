@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,12 @@ struct DecodedKernel {
   const isa::Kernel* kernel = nullptr;
   std::vector<DecodedInstruction> code;
   SlotLayout layout;
+  // Keeps the native code of the runs alive (emu/jit/); null when the
+  // kernel is interpreted only.
+  std::shared_ptr<const void> jit;
+  // Why the JIT was asked for and not used (its compile failed), else
+  // empty: the kernel then runs on the interpreter alone.
+  std::string jit_note;
 };
 
 // Decodes a verified kernel. Returns false with `error` set when an

@@ -44,6 +44,12 @@ struct ExecContext {
 
 struct DecodedInstruction;
 using Handler = void (*)(ExecContext&, const DecodedInstruction&);
+// A straight run compiled to native code (emu/jit/): runs the instructions
+// of [pc, run_end) under ctx->mask (`code`: the kernel's first
+// instruction) and returns how many it ran; when one faults (ctx->faulted),
+// returns its index from the run's start, with its effects and those
+// before it done, as the handlers would have left them.
+using JitRun = uint32_t (*)(ExecContext* ctx, const DecodedInstruction* code);
 
 // What the executor does after (or instead of) calling the handler.
 enum class Flow : uint8_t {
@@ -84,6 +90,8 @@ struct DecodedInstruction {
   // pc where it is not such an instruction. SimdGroup::Run calls a run's
   // handlers back to back.
   uint32_t run_end = 0;
+  // The run from here as native code (emu/jit/kernel_jit.h), or null.
+  JitRun jit = nullptr;
   const isa::Instruction* inst = nullptr;
 };
 

@@ -62,14 +62,24 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
         stop.until_check -= n;
       }
       ctx.mask = mask;
-      for (uint32_t pc = top.pc; pc < end; ++pc) {
-        code[pc].fn(ctx, code[pc]);
+      if (d.jit != nullptr) {
+        const uint32_t ran = d.jit(&ctx, code);
         if (ctx.faulted) [[unlikely]] {
-          const uint64_t ran = pc + 1 - top.pc;
-          stats.instructions += ran;
-          stats.lane_instructions += ran * counted_lanes;
-          top.pc = pc;
+          stats.instructions += ran + 1;
+          stats.lane_instructions += (ran + 1) * counted_lanes;
+          top.pc += ran;
           return status_ = SimdGroupStatus::kFaulted;
+        }
+      } else {
+        for (uint32_t pc = top.pc; pc < end; ++pc) {
+          code[pc].fn(ctx, code[pc]);
+          if (ctx.faulted) [[unlikely]] {
+            const uint64_t ran = pc + 1 - top.pc;
+            stats.instructions += ran;
+            stats.lane_instructions += ran * counted_lanes;
+            top.pc = pc;
+            return status_ = SimdGroupStatus::kFaulted;
+          }
         }
       }
       stats.instructions += n;

@@ -1,0 +1,117 @@
+#include "emu/jit/kernel_jit.h"
+
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "emu/jit/run_codegen.h"
+
+namespace mtlemu::emu {
+namespace {
+
+// One LLJIT for the process, made on first use; it compiles for the host
+// CPU. Its methods are thread-safe.
+struct Jit {
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  std::string error;
+};
+
+Jit& TheJit() {
+  static Jit* jit = [] {
+    auto* j = new Jit;  // lives as long as the process: code may run late
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto made = llvm::orc::LLJITBuilder().create();
+    if (!made) {
+      j->error = llvm::toString(made.takeError());
+    } else {
+      j->lljit = std::move(*made);
+    }
+    return j;
+  }();
+  return *jit;
+}
+
+// The code of one kernel: removed from the JIT when the last pipeline
+// holding it goes.
+struct KernelCode {
+  llvm::orc::ResourceTrackerSP tracker;
+  ~KernelCode() {
+    if (tracker) llvm::consumeError(tracker->remove());
+  }
+};
+
+// Runs worth compiling: at least two instructions written inline.
+bool WorthCompiling(const DecodedKernel& kernel, uint32_t begin) {
+  int inlined = 0;
+  for (uint32_t pc = begin; pc < kernel.code[begin].run_end; ++pc) {
+    if (JitInlines(kernel.code[pc]) && ++inlined == 2) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool CompileRuns(DecodedKernel& kernel, std::string& note) {
+  std::vector<uint32_t> runs;
+  for (uint32_t pc = 0; pc < kernel.code.size(); ++pc) {
+    if (kernel.code[pc].run_end > pc && WorthCompiling(kernel, pc)) {
+      runs.push_back(pc);
+      pc = kernel.code[pc].run_end - 1;
+    }
+  }
+  if (runs.empty()) return true;
+  Jit& jit = TheJit();
+  if (!jit.lljit) {
+    note = "the JIT could not start (" + jit.error + ")";
+    return false;
+  }
+  static std::atomic<uint64_t> next_id{0};
+  const std::string prefix = "mtlemu_k" + std::to_string(next_id++) + "_run";
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>(prefix, *context);
+  module->setDataLayout(jit.lljit->getDataLayout());
+  for (uint32_t begin : runs) {
+    EmitRun(*module, kernel, begin, kernel.code[begin].run_end,
+            prefix + std::to_string(begin));
+  }
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(*module, &os)) {
+    note = "the JIT made invalid IR: " + os.str();
+    return false;
+  }
+  auto code = std::make_shared<KernelCode>();
+  code->tracker = jit.lljit->getMainJITDylib().createResourceTracker();
+  if (llvm::Error e = jit.lljit->addIRModule(
+          code->tracker,
+          llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
+    note = "the JIT could not add the kernel: " + llvm::toString(std::move(e));
+    return false;
+  }
+  std::vector<JitRun> found;
+  for (uint32_t begin : runs) {
+    auto address = jit.lljit->lookup(prefix + std::to_string(begin));
+    if (!address) {
+      note = "the JIT could not compile the kernel: " +
+             llvm::toString(address.takeError());
+      return false;
+    }
+    found.push_back(address->toPtr<JitRun>());
+  }
+  for (size_t i = 0; i < runs.size(); ++i) kernel.code[runs[i]].jit = found[i];
+  kernel.jit = std::move(code);
+  return true;
+}
+
+}  // namespace mtlemu::emu

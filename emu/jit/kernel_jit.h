@@ -1,0 +1,27 @@
+// The JIT execution path: a decoded kernel's straight runs compiled to
+// native code with LLVM ORC (run_codegen.h), kept alive by the kernel
+// (DecodedKernel::jit). The interpreter stays the reference: it runs
+// everything the JIT does not (control flow, barriers, timed mode, runs
+// with nothing to inline), and a kernel whose compile fails runs on it
+// alone, with a note.
+#pragma once
+
+#include <string>
+
+#include "emu/exec/decoded_kernel.h"
+
+namespace mtlemu::emu {
+
+// How a kernel's instructions run.
+enum class Executor : uint8_t {
+  kInterpreter,  // the handlers, one after the other
+  kJit,          // straight runs as native code, the rest interpreted
+};
+
+// Compiles the straight runs of `kernel` worth compiling (at least two
+// inlined instructions), setting DecodedInstruction::jit at each run's
+// first instruction and DecodedKernel::jit to the code's owner. Returns
+// false with `note` set when LLVM failed; the kernel is then unchanged.
+bool CompileRuns(DecodedKernel& kernel, std::string& note);
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,362 @@
+#include "emu/jit/run_codegen.h"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+#include <cstddef>
+#include <map>
+
+namespace mtlemu::emu {
+namespace {
+
+using isa::Opcode;
+using isa::ScalarType;
+
+bool Is32Bit(ScalarType t) {
+  return t == ScalarType::kInt || t == ScalarType::kUInt ||
+         t == ScalarType::kFloat;
+}
+
+// The instructions written inline: 32-bit moves, arithmetic, bit
+// operations, comparisons and selects. Division, conversions, math and
+// everything that touches memory or other lanes call their handler.
+bool Inlinable(Opcode op, ScalarType t) {
+  if (!Is32Bit(t)) return false;
+  const bool f = t == ScalarType::kFloat;
+  switch (op) {
+    case Opcode::kMov:
+    case Opcode::kAdd:
+    case Opcode::kSub:
+    case Opcode::kMul:
+    case Opcode::kMin:
+    case Opcode::kMax:
+    case Opcode::kAbs:
+    case Opcode::kNeg:
+    case Opcode::kEq:
+    case Opcode::kNe:
+    case Opcode::kLt:
+    case Opcode::kLe:
+    case Opcode::kGt:
+    case Opcode::kGe:
+    case Opcode::kSelect:
+      return true;
+    case Opcode::kFma:
+      return f;
+    case Opcode::kMad:
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kXor:
+    case Opcode::kNot:
+    case Opcode::kShl:
+    case Opcode::kShr:
+      return !f;
+    default:
+      return false;
+  }
+}
+
+class RunEmitter {
+ public:
+  RunEmitter(llvm::Module& module, const DecodedKernel& kernel)
+      : module_(module),
+        c_(module.getContext()),
+        b_(c_),
+        kernel_(kernel),
+        i32_(b_.getInt32Ty()),
+        f32_(b_.getFloatTy()),
+        v32i32_(llvm::FixedVectorType::get(i32_, kLanes)),
+        v32f32_(llvm::FixedVectorType::get(f32_, kLanes)),
+        ptr_(llvm::PointerType::get(c_, 0)) {}
+
+  llvm::Function* Emit(uint32_t begin, uint32_t end, const std::string& name) {
+    auto* type = llvm::FunctionType::get(i32_, {ptr_, ptr_}, false);
+    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name,
+                                 module_);
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    ctx_ = fn_->getArg(0);
+    code_ = fn_->getArg(1);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", fn_));
+    slots_ =
+        b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, slots)), "slots");
+    llvm::Value* mask =
+        b_.CreateLoad(i32_, FieldOf(offsetof(ExecContext, mask)), "mask");
+    std::vector<llvm::Constant*> bits;
+    for (int l = 0; l < kLanes; ++l) bits.push_back(b_.getInt32(1u << l));
+    active_ = b_.CreateICmpNE(b_.CreateAnd(b_.CreateVectorSplat(kLanes, mask),
+                                           llvm::ConstantVector::get(bits)),
+                              llvm::Constant::getNullValue(v32i32_), "active");
+    for (uint32_t pc = begin; pc < end; ++pc) {
+      const DecodedInstruction& d = kernel_.code[pc];
+      if (JitInlines(d)) {
+        EmitInline(d);
+      } else {
+        EmitCall(d, pc, pc - begin);
+      }
+    }
+    Flush();
+    b_.CreateRet(b_.getInt32(end - begin));
+    return fn_;
+  }
+
+ private:
+  llvm::Value* FieldOf(size_t offset) {
+    return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), ctx_, offset);
+  }
+  llvm::Value* SlotAddress(uint16_t slot) {
+    return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), slots_,
+                                         uint64_t{slot} * kLanes * 4);
+  }
+
+  // A slot's 32 lanes as <32 x i32>: the value this run computed for it,
+  // an immediate as a constant, else loaded.
+  llvm::Value* Get(uint16_t slot) {
+    const auto it = cache_.find(slot);
+    if (it != cache_.end()) return it->second.value;
+    const SlotLayout& layout = kernel_.layout;
+    llvm::Value* v;
+    if (slot >= layout.immediate_base &&
+        static_cast<size_t>(slot - layout.immediate_base) <
+            layout.immediates.size()) {
+      v = llvm::ConstantVector::getSplat(
+          llvm::ElementCount::getFixed(kLanes),
+          b_.getInt32(layout.immediates[slot - layout.immediate_base]));
+    } else {
+      v = b_.CreateAlignedLoad(v32i32_, SlotAddress(slot), llvm::Align(4));
+    }
+    cache_[slot] = {v, false};
+    return v;
+  }
+  llvm::Value* GetF(uint16_t slot) {
+    return b_.CreateBitCast(Get(slot), v32f32_);
+  }
+  void Set(uint16_t slot, llvm::Value* v) {
+    if (v->getType() != v32i32_) v = b_.CreateBitCast(v, v32i32_);
+    cache_[slot] = {v, true};
+  }
+
+  // Writes the values this run changed back, active lanes only.
+  void Flush() {
+    for (auto& [slot, entry] : cache_) {
+      if (!entry.dirty) continue;
+      llvm::Value* address = SlotAddress(slot);
+      llvm::Value* old = b_.CreateAlignedLoad(v32i32_, address, llvm::Align(4));
+      b_.CreateAlignedStore(b_.CreateSelect(active_, entry.value, old), address,
+                            llvm::Align(4));
+      entry.dirty = false;
+    }
+  }
+
+  // A float result that is NaN becomes the canonical quiet NaN
+  // (sem::CanonicalNaN).
+  llvm::Value* Canonical(llvm::Value* r) {
+    llvm::Value* nan = llvm::ConstantVector::getSplat(
+        llvm::ElementCount::getFixed(kLanes), b_.getInt32(0x7fc00000u));
+    return b_.CreateSelect(b_.CreateFCmpUNO(r, r), nan,
+                           b_.CreateBitCast(r, v32i32_));
+  }
+  llvm::Value* Splat(uint32_t v) {
+    return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(kLanes),
+                                          b_.getInt32(v));
+  }
+
+  void EmitInline(const DecodedInstruction& d) {
+    const Opcode op = d.inst->op;
+    const ScalarType t = d.inst->type;
+    const bool f = t == ScalarType::kFloat;
+    const bool s = t == ScalarType::kInt;
+    const uint16_t* o = d.slot;
+    switch (op) {
+      case Opcode::kMov:
+        Set(o[0], Get(o[1]));
+        return;
+      case Opcode::kAdd:
+      case Opcode::kSub:
+      case Opcode::kMul:
+        if (f) {
+          llvm::Value* a = GetF(o[1]);
+          llvm::Value* c = GetF(o[2]);
+          Set(o[0], Canonical(op == Opcode::kAdd   ? b_.CreateFAdd(a, c)
+                              : op == Opcode::kSub ? b_.CreateFSub(a, c)
+                                                   : b_.CreateFMul(a, c)));
+        } else {
+          llvm::Value* a = Get(o[1]);
+          llvm::Value* c = Get(o[2]);
+          Set(o[0], op == Opcode::kAdd   ? b_.CreateAdd(a, c)
+                    : op == Opcode::kSub ? b_.CreateSub(a, c)
+                                         : b_.CreateMul(a, c));
+        }
+        return;
+      case Opcode::kFma:
+        Set(o[0], Canonical(b_.CreateIntrinsic(
+                      llvm::Intrinsic::fma, {v32f32_},
+                      {GetF(o[1]), GetF(o[2]), GetF(o[3])})));
+        return;
+      case Opcode::kMad:
+        Set(o[0], b_.CreateAdd(b_.CreateMul(Get(o[1]), Get(o[2])), Get(o[3])));
+        return;
+      case Opcode::kMin:
+      case Opcode::kMax: {
+        const bool min = op == Opcode::kMin;
+        llvm::Value* a = Get(o[1]);
+        llvm::Value* c = Get(o[2]);
+        if (!f) {
+          llvm::Value* pick_a =
+              min ? (s ? b_.CreateICmpSLT(a, c) : b_.CreateICmpULT(a, c))
+                  : (s ? b_.CreateICmpSGT(a, c) : b_.CreateICmpUGT(a, c));
+          Set(o[0], b_.CreateSelect(pick_a, a, c));
+          return;
+        }
+        // A NaN operand gives the other one; else a < b ? a : b (max:
+        // a > b), the operands' bits unchanged.
+        llvm::Value* fa = b_.CreateBitCast(a, v32f32_);
+        llvm::Value* fc = b_.CreateBitCast(c, v32f32_);
+        llvm::Value* r = b_.CreateSelect(
+            min ? b_.CreateFCmpOLT(fa, fc) : b_.CreateFCmpOGT(fa, fc), a, c);
+        r = b_.CreateSelect(b_.CreateFCmpUNO(fc, fc), a, r);
+        r = b_.CreateSelect(b_.CreateFCmpUNO(fa, fa), c, r);
+        Set(o[0], r);
+        return;
+      }
+      case Opcode::kAbs: {
+        llvm::Value* a = Get(o[1]);
+        if (f) {
+          Set(o[0], b_.CreateAnd(a, Splat(0x7fffffffu)));
+        } else if (s) {
+          Set(o[0], b_.CreateSelect(b_.CreateICmpSLT(a, Splat(0)),
+                                    b_.CreateSub(Splat(0), a), a));
+        } else {
+          Set(o[0], a);
+        }
+        return;
+      }
+      case Opcode::kNeg:
+        Set(o[0], f ? b_.CreateXor(Get(o[1]), Splat(0x80000000u))
+                    : b_.CreateSub(Splat(0), Get(o[1])));
+        return;
+      case Opcode::kAnd:
+        Set(o[0], b_.CreateAnd(Get(o[1]), Get(o[2])));
+        return;
+      case Opcode::kOr:
+        Set(o[0], b_.CreateOr(Get(o[1]), Get(o[2])));
+        return;
+      case Opcode::kXor:
+        Set(o[0], b_.CreateXor(Get(o[1]), Get(o[2])));
+        return;
+      case Opcode::kNot:
+        Set(o[0], b_.CreateNot(Get(o[1])));
+        return;
+      case Opcode::kShl:
+      case Opcode::kShr: {
+        // Shift amounts are taken modulo 32.
+        llvm::Value* amount = b_.CreateAnd(Get(o[2]), Splat(31));
+        llvm::Value* a = Get(o[1]);
+        Set(o[0], op == Opcode::kShl ? b_.CreateShl(a, amount)
+                  : s                ? b_.CreateAShr(a, amount)
+                                     : b_.CreateLShr(a, amount));
+        return;
+      }
+      case Opcode::kEq:
+      case Opcode::kNe:
+      case Opcode::kLt:
+      case Opcode::kLe:
+      case Opcode::kGt:
+      case Opcode::kGe: {
+        llvm::CmpInst::Predicate p;
+        switch (op) {
+          case Opcode::kEq:
+            p = f ? llvm::CmpInst::FCMP_OEQ : llvm::CmpInst::ICMP_EQ;
+            break;
+          case Opcode::kNe:  // true when either is NaN
+            p = f ? llvm::CmpInst::FCMP_UNE : llvm::CmpInst::ICMP_NE;
+            break;
+          case Opcode::kLt:
+            p = f ? llvm::CmpInst::FCMP_OLT
+                  : (s ? llvm::CmpInst::ICMP_SLT : llvm::CmpInst::ICMP_ULT);
+            break;
+          case Opcode::kLe:
+            p = f ? llvm::CmpInst::FCMP_OLE
+                  : (s ? llvm::CmpInst::ICMP_SLE : llvm::CmpInst::ICMP_ULE);
+            break;
+          case Opcode::kGt:
+            p = f ? llvm::CmpInst::FCMP_OGT
+                  : (s ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_UGT);
+            break;
+          default:
+            p = f ? llvm::CmpInst::FCMP_OGE
+                  : (s ? llvm::CmpInst::ICMP_SGE : llvm::CmpInst::ICMP_UGE);
+            break;
+        }
+        llvm::Value* a = f ? GetF(o[1]) : Get(o[1]);
+        llvm::Value* c = f ? GetF(o[2]) : Get(o[2]);
+        Set(o[0], b_.CreateZExt(b_.CreateCmp(p, a, c), v32i32_));
+        return;
+      }
+      case Opcode::kSelect:
+        Set(o[0], b_.CreateSelect(b_.CreateICmpNE(Get(o[1]), Splat(0)),
+                                  Get(o[2]), Get(o[3])));
+        return;
+      default:
+        return;  // JitInlines said no
+    }
+  }
+
+  // A handler call: the run's values written back first, read again after
+  // (the handler may write any slot); a fault ends the run.
+  void EmitCall(const DecodedInstruction& d, uint32_t pc, uint32_t index) {
+    Flush();
+    cache_.clear();
+    auto* type = llvm::FunctionType::get(b_.getVoidTy(), {ptr_, ptr_}, false);
+    llvm::Value* callee = llvm::ConstantExpr::getIntToPtr(
+        b_.getInt64(reinterpret_cast<uint64_t>(d.fn)), ptr_);
+    llvm::Value* self = b_.CreateConstInBoundsGEP1_64(
+        b_.getInt8Ty(), code_, uint64_t{pc} * sizeof(DecodedInstruction));
+    b_.CreateCall(type, callee, {ctx_, self});
+    if (d.flow != Flow::kMayFault) return;
+    llvm::Value* faulted =
+        b_.CreateLoad(b_.getInt8Ty(), FieldOf(offsetof(ExecContext, faulted)));
+    auto* fault = llvm::BasicBlock::Create(c_, "fault", fn_);
+    auto* next = llvm::BasicBlock::Create(c_, "next", fn_);
+    b_.CreateCondBr(b_.CreateICmpNE(faulted, b_.getInt8(0)), fault, next);
+    b_.SetInsertPoint(fault);
+    b_.CreateRet(b_.getInt32(index));
+    b_.SetInsertPoint(next);
+  }
+
+  struct Entry {
+    llvm::Value* value;
+    bool dirty;
+  };
+
+  llvm::Module& module_;
+  llvm::LLVMContext& c_;
+  llvm::IRBuilder<> b_;
+  const DecodedKernel& kernel_;
+  llvm::Type* i32_;
+  llvm::Type* f32_;
+  llvm::FixedVectorType* v32i32_;
+  llvm::FixedVectorType* v32f32_;
+  llvm::PointerType* ptr_;
+  llvm::Function* fn_ = nullptr;
+  llvm::Value* ctx_ = nullptr;
+  llvm::Value* code_ = nullptr;
+  llvm::Value* slots_ = nullptr;
+  llvm::Value* active_ = nullptr;
+  std::map<uint16_t, Entry> cache_;  // by slot, in slot order
+};
+
+}  // namespace
+
+bool JitInlines(const DecodedInstruction& d) {
+  return d.inst != nullptr && d.flow == Flow::kNext &&
+         Inlinable(d.inst->op, d.inst->type);
+}
+
+llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,
+                        uint32_t begin, uint32_t end, const std::string& name) {
+  return RunEmitter(module, kernel).Emit(begin, end, name);
+}
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,28 @@
+// LLVM IR for one straight run of a decoded kernel (emu/exec/decoded_kernel.h):
+// a function that does what the run's handlers do back to back, with the
+// common 32-bit ALU instructions inlined as 32-lane vector code that keeps
+// register values in SSA form, and every other instruction a call to its
+// own handler. Bit for bit what the interpreter does (alu_semantics.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "emu/exec/decoded_kernel.h"
+
+namespace llvm {
+class Function;
+class Module;
+}  // namespace llvm
+
+namespace mtlemu::emu {
+
+// Whether the JIT inlines this instruction (else it calls its handler).
+bool JitInlines(const DecodedInstruction& d);
+
+// Emits the run [begin, end) of `kernel` as `name` into `module`, with
+// JitRun's signature (emu/exec/exec_context.h).
+llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,
+                        uint32_t begin, uint32_t end, const std::string& name);
+
+}  // namespace mtlemu::emu

@@ -1,0 +1,361 @@
+// The JIT execution path against the interpreter, bit for bit: random ISA
+// programs (every inlined opcode and type, special values, divergent
+// lanes, handlers called in the middle of compiled runs, faults there) and
+// every kernel of the MSL corpus (tests/compiler/msl_corpus) on random
+// inputs run on both; their buffers, faults and instruction counts must be
+// the same. The interpreter is the reference: its own tests check it
+// against hand-computed values.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "api/library.h"
+#include "emu/device/command_buffer.h"
+#include "emu/device/compute_command_encoder.h"
+#include "emu/device/device.h"
+
+namespace mtlemu {
+namespace {
+
+struct Outcome {
+  std::string setup_error;  // compiling, binding
+  bool ok = true;
+  std::string fault;
+  uint64_t instructions = 0;
+  std::string jit_note;
+  std::vector<std::vector<uint8_t>> buffers;
+};
+
+struct Launch {
+  std::vector<std::vector<uint8_t>> buffers;  // by index 0, 1, ...
+  MTLSize grid{1, 1, 1};
+  MTLSize group{1, 1, 1};
+  uint64_t threadgroup_length = 0;  // for each [[threadgroup(i)]]
+};
+
+// Runs `kernel` of a library made by `make` on a fresh device with the
+// given executor.
+template <class MakeLibrary>
+Outcome RunOn(emu::Executor executor, MakeLibrary make,
+              const std::string& kernel, const Launch& launch) {
+  Outcome out;
+  auto device = Device::Create("m1").value();
+  device->options().executor = executor;
+  // One host thread: random inputs make kernels race between
+  // threadgroups, whose order decides such results; and a fault stops a
+  // dispatch after a count of instructions that depends on the order too.
+  device->options().host_threads = 1;
+  device->options().timeout = std::chrono::milliseconds(20'000);
+  Result<std::shared_ptr<Library>> library = make(*device);
+  if (!library.ok()) {
+    out.setup_error = library.error().message;
+    return out;
+  }
+  auto function = library.value()->newFunction(kernel);
+  if (!function.ok()) {
+    out.setup_error = function.error().message;
+    return out;
+  }
+  auto pipeline = device->newComputePipelineState(function.value());
+  if (!pipeline.ok()) {
+    out.setup_error = pipeline.error().message;
+    return out;
+  }
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  auto commands = device->newCommandQueue()->commandBuffer();
+  auto encoder = commands->computeCommandEncoder();
+  encoder->setComputePipelineState(pipeline.value());
+  for (size_t i = 0; i < launch.buffers.size(); ++i) {
+    buffers.push_back(
+        device->newBuffer(launch.buffers[i].data(), launch.buffers[i].size())
+            .value());
+    EXPECT_TRUE(
+        encoder->setBuffer(buffers.back(), 0, static_cast<int>(i)).ok());
+  }
+  for (const isa::ThreadgroupArgument& t :
+       function.value()->kernel().threadgroup_arguments) {
+    EXPECT_TRUE(
+        encoder->setThreadgroupMemoryLength(launch.threadgroup_length, t.index)
+            .ok());
+  }
+  if (Status s = encoder->dispatchThreads(launch.grid, launch.group); !s.ok()) {
+    out.setup_error = s.error().message;
+    return out;
+  }
+  commands->commit();
+  if (const CommandBufferError* e = commands->error()) {
+    out.ok = false;
+    out.fault = e->message;
+  }
+  if (!commands->dispatches().empty()) {
+    out.instructions = commands->dispatches()[0].instructions;
+    out.jit_note = commands->dispatches()[0].executor_note;
+  }
+  for (const auto& b : buffers) {
+    const auto* p = static_cast<const uint8_t*>(b->contents());
+    out.buffers.emplace_back(p, p + b->length());
+  }
+  return out;
+}
+
+// Both executors, compared. Returns false when the kernel did not run
+// (set-up error, the same on both).
+template <class MakeLibrary>
+bool ExpectSame(const std::string& what, MakeLibrary make,
+                const std::string& kernel, const Launch& launch) {
+  const Outcome interpreted =
+      RunOn(emu::Executor::kInterpreter, make, kernel, launch);
+  const Outcome jitted = RunOn(emu::Executor::kJit, make, kernel, launch);
+  EXPECT_EQ(interpreted.setup_error, jitted.setup_error) << what;
+
+  if (!interpreted.setup_error.empty()) return false;
+  EXPECT_EQ(jitted.jit_note, "") << what;
+  EXPECT_EQ(interpreted.ok, jitted.ok) << what;
+  // A timeout stops where the clock says: nothing to compare.
+  if (interpreted.fault.find("timed out") != std::string::npos ||
+      jitted.fault.find("timed out") != std::string::npos) {
+    return false;
+  }
+  EXPECT_EQ(interpreted.fault, jitted.fault) << what;
+  EXPECT_EQ(interpreted.instructions, jitted.instructions) << what;
+  EXPECT_EQ(interpreted.buffers.size(), jitted.buffers.size()) << what;
+  for (size_t i = 0; i < interpreted.buffers.size(); ++i) {
+    const auto& a = interpreted.buffers[i];
+    const auto& b = jitted.buffers[i];
+    if (a == b) continue;
+    size_t first = 0;
+    while (first < a.size() && a[first] == b[first]) ++first;
+    ADD_FAILURE() << what << ": buffer " << i << " differs first at byte "
+                  << first;
+  }
+  return true;
+}
+
+// 32-bit patterns that find the edges: NaNs (quiet, signaling, negative),
+// infinities, zeros of both signs, denormals, INT_MIN, all ones, small
+// integers, ordinary floats.
+uint32_t Interesting(std::mt19937& rng) {
+  static const uint32_t kSpecial[] = {
+      0x7fc00000u, 0x7f800001u, 0xffc00123u, 0x7f800000u, 0xff800000u,
+      0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu, 0x7fffffffu,
+      0xffffffffu, 0x3f800000u, 0xbf800000u, 0x00800000u, 31u,
+      32u,         33u,         0xfffffffeu};
+  switch (rng() % 4) {
+    case 0:
+      return kSpecial[rng() % std::size(kSpecial)];
+    case 1:
+      return rng() % 64;
+    case 2:
+      return std::bit_cast<uint32_t>(
+          std::uniform_real_distribution<float>(-100, 100)(rng));
+    default:
+      return static_cast<uint32_t>(rng());
+  }
+}
+
+// --- random ISA programs
+// ------------------------------------------------------
+
+constexpr int kValues = 8;  // r1..r8 are loaded, computed on, stored
+
+std::string Reg(int r) { return "r" + std::to_string(r); }
+
+// One random instruction on r1..r8 (r9..r11 as scratch), of the kinds the
+// JIT inlines and a few it calls.
+std::string RandomInstruction(std::mt19937& rng) {
+  static const char* kTypes[] = {"f32", "i32", "u32"};
+  const std::string t = kTypes[rng() % 3];
+  const bool f = t == "f32";
+  const auto any = [&] { return Reg(1 + static_cast<int>(rng() % kValues)); };
+  const std::string d = any();
+  switch (rng() % 14) {
+    case 0: {
+      static const char* kOps[] = {"add", "sub", "mul", "min", "max"};
+      return std::string(kOps[rng() % 5]) + "." + t + " " + d + ", " + any() +
+             ", " + any();
+    }
+    case 1:
+      return f ? "fma.f32 " + d + ", " + any() + ", " + any() + ", " + any()
+               : "mad." + t + " " + d + ", " + any() + ", " + any() + ", " +
+                     any();
+    case 2: {
+      static const char* kOps[] = {"abs", "neg", "mov"};
+      std::string op = kOps[rng() % 3];
+      if (op != "mov" && t == "u32") op = "mov";
+      return op + "." + t + " " + d + ", " + any();
+    }
+    case 3: {
+      static const char* kOps[] = {"and", "or", "xor", "shl", "shr"};
+      const std::string it = f ? "u32" : t;
+      return std::string(kOps[rng() % 5]) + "." + it + " " + d + ", " + any() +
+             ", " + any();
+    }
+    case 4:
+      return "not." + std::string(f ? "u32" : t) + " " + d + ", " + any();
+    case 5:
+    case 6: {
+      static const char* kOps[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+      return std::string(kOps[rng() % 6]) + "." + t + " " + d + ", " + any() +
+             ", " + any();
+    }
+    case 7:
+      return "select." + t + " " + d + ", " + any() + ", " + any() + ", " +
+             any();
+    case 8:  // an immediate operand
+      return "add." + t + " " + d + ", " + any() + ", " +
+             (f ? "1.5" : std::to_string(rng() % 100));
+    case 9:  // called: division
+      return "div." + t + " " + d + ", " + any() + ", " + any();
+    case 10:  // called: a conversion
+      return f ? "cvt.i32.f32 " + d + ", " + any()
+               : "cvt.f32." + t + " " + d + ", " + any();
+    case 11:  // called: a load in the middle of a run
+      return "and.u32 r9, " + any() + ", 63\n    ld.device.u32 " + d +
+             ", [u0 + r9*4]";
+    case 12:  // called: a cross-lane read
+      return "simd_shuffle_xor.u32 " + d + ", " + any() + ", 1";
+    default:
+      return "mul.f32 " + d + ", " + any() + ", " + any();
+  }
+}
+
+std::string RandomProgram(std::mt19937& rng, bool with_fault) {
+  std::ostringstream s;
+  s << ".kernel k\n"
+    << ".buffer 0 u0 device uint in\n"
+    << ".buffer 1 u2 device uint out\n"
+    << "    mov.u32 r0, %thread_position_in_grid.x\n"
+    << "    shl.u32 r10, r0, 3\n";
+  for (int v = 1; v <= kValues; ++v) {
+    s << "    add.u32 r11, r10, " << (v - 1) << "\n"
+      << "    ld.device.u32 " << Reg(v) << ", [u0 + r11*4]\n";
+  }
+  const int blocks = 1 + static_cast<int>(rng() % 4);
+  for (int b = 0; b < blocks; ++b) {
+    // Some blocks run on part of the SIMD group only.
+    const bool divergent = rng() % 2 == 0;
+    if (divergent) {
+      s << "    and.u32 r12, r0, " << (1 + rng() % 7) << "\n"
+        << "    bnz r12, skip" << b << ", skip" << b << "\n";
+    }
+    const int n = 2 + static_cast<int>(rng() % 24);
+    for (int i = 0; i < n; ++i) s << "    " << RandomInstruction(rng) << "\n";
+    if (with_fault && b == blocks - 1) {
+      // Past the end for some lanes, between inlined instructions.
+      s << "    add.u32 r9, r0, 100000\n"
+        << "    ld.device.u32 r1, [u0 + r9*4]\n"
+        << "    add.u32 r2, r2, r1\n";
+    }
+    if (divergent) s << "skip" << b << ":\n";
+  }
+  for (int v = 1; v <= kValues; ++v) {
+    s << "    add.u32 r11, r10, " << (v - 1) << "\n"
+      << "    st.device.u32 [u2 + r11*4], " << Reg(v) << "\n";
+  }
+  s << "    exit\n.end\n";
+  return s.str();
+}
+
+Launch RandomLaunch(std::mt19937& rng, uint64_t threads) {
+  Launch l;
+  std::vector<uint32_t> in(threads * kValues);
+  for (uint32_t& x : in) x = Interesting(rng);
+  l.buffers.resize(2);
+  l.buffers[0].resize(in.size() * 4);
+  std::memcpy(l.buffers[0].data(), in.data(), l.buffers[0].size());
+  l.buffers[1].assign(in.size() * 4, 0xab);
+  l.grid = {threads, 1, 1};
+  l.group = {64, 1, 1};
+  return l;
+}
+
+TEST(ExecutorDifferentialTest, RandomIsaProgramsGiveTheSameBits) {
+  std::mt19937 rng(20261128);
+  int ran = 0;
+  for (int program = 0; program < 150; ++program) {
+    const std::string text = RandomProgram(rng, false);
+    const Launch launch = RandomLaunch(rng, 200);  // a partial last group
+    const auto make = [&](Device& device) {
+      return device.newLibraryWithISA(text, "random.s");
+    };
+    ran += ExpectSame("program " + std::to_string(program) + ":\n" + text, make,
+                      "k", launch);
+    if (::testing::Test::HasFailure()) break;
+  }
+  EXPECT_EQ(ran, 150);
+}
+
+TEST(ExecutorDifferentialTest, FaultsInCompiledRunsStopAtTheSameInstruction) {
+  std::mt19937 rng(7);
+  for (int program = 0; program < 40; ++program) {
+    const std::string text = RandomProgram(rng, true);
+    const Launch launch = RandomLaunch(rng, 512);
+    const auto make = [&](Device& device) {
+      return device.newLibraryWithISA(text, "random.s");
+    };
+    const Outcome interpreted =
+        RunOn(emu::Executor::kInterpreter, make, "k", launch);
+    ASSERT_FALSE(interpreted.ok) << "the program should fault:\n" << text;
+    ExpectSame("program " + std::to_string(program) + ":\n" + text, make, "k",
+               launch);
+    if (::testing::Test::HasFailure()) break;
+  }
+}
+
+// --- the MSL corpus
+// -------------------------------------------------------------
+
+TEST(ExecutorDifferentialTest, MslCorpusGivesTheSameBits) {
+  const std::filesystem::path dir =
+      std::filesystem::path(MTLEMU_SOURCE_DIR) / "tests/compiler/msl_corpus";
+  std::mt19937 rng(11);
+  int kernels = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".metal") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string source = text.str();
+    const std::string file = entry.path().filename().string();
+    const auto make = [&](Device& device) {
+      return api::newLibraryWithSource(device, source, {}, file);
+    };
+    auto device = Device::Create("m1").value();
+    auto library = make(*device);
+    ASSERT_TRUE(library.ok()) << file << ": " << library.error().message;
+    for (const std::string& name : library.value()->functionNames()) {
+      const isa::Kernel& kernel =
+          library.value()->newFunction(name).value()->kernel();
+      // Every buffer random: small integers (sizes, counts) and edge
+      // values; 64 KB each, so most indices stay in bounds.
+      Launch launch;
+      int buffers = 0;
+      for (const isa::BufferArgument& b : kernel.buffers) {
+        buffers = std::max(buffers, b.index + 1);
+      }
+      launch.buffers.resize(static_cast<size_t>(buffers));
+      for (auto& b : launch.buffers) {
+        for (int w = 0; w < 16384; ++w) {
+          const uint32_t word = rng() % 2 ? rng() % 48 : Interesting(rng);
+          for (int k = 0; k < 4; ++k) b.push_back(uint8_t(word >> (8 * k)));
+        }
+      }
+      launch.grid = {1000, 1, 1};
+      launch.group = {64, 1, 1};
+      launch.threadgroup_length = 4096;
+      kernels += ExpectSame(file + " " + name, make, name, launch);
+    }
+  }
+  EXPECT_GT(kernels, 20);
+}
+
+}  // namespace
+}  // namespace mtlemu
