@@ -226,6 +226,7 @@ int Main(int argc, char** argv) {
       first = false;
     }
     device->options().timing = false;
+    device->options().executor = emu::Executor::kInterpreter;
     const Result emu = RunMtlemu(*device, *library, c, runs);
     // The JIT execution path (emu/jit/): pipelines made now compile.
     device->options().executor = emu::Executor::kJit;

@@ -62,11 +62,12 @@ void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
   cmd->add_option("--threads", run.threads,
                   "Host threads (default, or 0: all cores)");
   cmd->add_option("--executor", run.executor,
-                  "How the kernel runs: interpreter, or jit (straight runs "
-                  "of ALU instructions compiled to native code with LLVM; "
-                  "the same results). Default: MTLEMU_EXECUTOR, else "
-                  "interpreter")
-      ->check(CLI::IsMember({"interpreter", "jit"}));
+                  "How the kernel runs: auto (default: big dispatches with "
+                  "straight runs of instructions compiled to native code "
+                  "by LLVM, small ones interpreted), interpreter, or jit "
+                  "(always compiled). The same results on each. Default: "
+                  "MTLEMU_EXECUTOR, else auto")
+      ->check(CLI::IsMember({"auto", "interpreter", "jit"}));
   cmd->add_option("--timeout", run.timeout_seconds,
                   "Seconds before the dispatch is stopped as a GPU timeout "
                   "(inf: no limit)")

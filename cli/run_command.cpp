@@ -250,9 +250,10 @@ int Run(const RunOptions& options) {
   std::shared_ptr<Device> device = Unwrap(Device::Create(options.chip));
   device->options().host_threads = options.threads;
   if (options.executor) {
-    device->options().executor = *options.executor == "jit"
-                                     ? emu::Executor::kJit
-                                     : emu::Executor::kInterpreter;
+    device->options().executor =
+        *options.executor == "jit"           ? emu::Executor::kJit
+        : *options.executor == "interpreter" ? emu::Executor::kInterpreter
+                                             : emu::Executor::kAuto;
   }
   if (options.threads < 0) {
     throw RunError(

@@ -32,7 +32,7 @@ struct RunOptions {
   double rtol = 1e-5;                // for --expect
   double atol = 1e-6;
   int threads = 0;
-  std::optional<std::string> executor;  // "interpreter" or "jit"
+  std::optional<std::string> executor;  // "auto", "interpreter", "jit"
   double timeout_seconds = 600;
   std::string threadgroup_memory_fill = "zero";  // or "poison", "random"
   std::optional<std::string> checks;             // --check race,init,simd|all

@@ -90,7 +90,11 @@ void CommandBuffer::commit() {
   for (const EncodedDispatch& command : commands_) {
     const isa::Module& module = command.pipeline->function().library().module();
     emu::DispatchSetup setup;
-    setup.kernel = &command.pipeline->decoded();
+    const uint64_t threads = uint64_t{command.grid.threads_per_grid[0]} *
+                             command.grid.threads_per_grid[1] *
+                             command.grid.threads_per_grid[2];
+    setup.kernel = &command.pipeline->kernelFor(
+        options.timing ? 0 : threads * command.pipeline->decoded().code.size());
     setup.uniforms = command.uniforms;
     setup.threadgroup_memory_length = command.threadgroup_memory_length;
     setup.threadgroup_memory_fill = options.threadgroup_memory_fill;
@@ -126,7 +130,7 @@ void CommandBuffer::commit() {
                           result.instructions,
                           result.lane_instructions,
                           result.seconds};
-    report.executor_note = command.pipeline->decoded().jit_note;
+    report.executor_note = setup.kernel->jit_note;
     if (timing != nullptr && result.ok) {
       const auto start = std::chrono::steady_clock::now();
       auto timeline =

@@ -62,11 +62,25 @@ bool ComputePipelineState::isBufferActive(int index) const {
 
 ComputePipelineState::ComputePipelineState(
     std::shared_ptr<const Function> function, emu::DecodedKernel decoded,
-    std::shared_ptr<Buffer> constant_data)
+    std::shared_ptr<Buffer> constant_data, emu::Executor executor)
     : function_(std::move(function)),
       decoded_(std::move(decoded)),
+      executor_(executor),
       max_threads_(MaxThreads(function_->kernel())),
       constant_data_(std::move(constant_data)),
       active_buffers_(ActiveBuffers(function_->kernel())) {}
+
+const emu::DecodedKernel& ComputePipelineState::kernelFor(uint64_t work) const {
+  if (executor_ != emu::Executor::kAuto || work < emu::kJitMinWork) {
+    return decoded_;
+  }
+  std::call_once(compile_once_, [&] {
+    // A copy, so that a dispatch running decoded_ meanwhile is untouched.
+    auto compiled = std::make_unique<emu::DecodedKernel>(decoded_);
+    emu::CompileRuns(*compiled, compiled->jit_note);
+    compiled_ = std::move(compiled);
+  });
+  return *compiled_;
+}
 
 }  // namespace mtlemu

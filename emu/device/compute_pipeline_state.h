@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "emu/device/buffer.h"
 #include "emu/device/library.h"
 #include "emu/exec/decoded_kernel.h"
+#include "emu/jit/kernel_jit.h"
 
 namespace mtlemu {
 
@@ -17,10 +19,16 @@ class ComputePipelineState {
   // Use Device::newComputePipelineState.
   ComputePipelineState(std::shared_ptr<const Function> function,
                        emu::DecodedKernel decoded,
-                       std::shared_ptr<Buffer> constant_data = nullptr);
+                       std::shared_ptr<Buffer> constant_data = nullptr,
+                       emu::Executor executor = emu::Executor::kInterpreter);
 
   const Function& function() const { return *function_; }
   const emu::DecodedKernel& decoded() const { return decoded_; }
+  // The kernel a dispatch of `work` thread-instructions (threads x the
+  // kernel's instructions; 0 for a timed dispatch, which interprets) runs:
+  // under Executor::kAuto, a compiled copy once a dispatch is big enough
+  // (compiled then, once, thread-safely), else decoded().
+  const emu::DecodedKernel& kernelFor(uint64_t work) const;
 
   // 1024, lowered by [[max_total_threads_per_threadgroup]] and by register
   // use (a register file of ~208 KB per core shared by resident threads, as
@@ -43,6 +51,9 @@ class ComputePipelineState {
  private:
   std::shared_ptr<const Function> function_;
   emu::DecodedKernel decoded_;
+  emu::Executor executor_;
+  mutable std::once_flag compile_once_;
+  mutable std::unique_ptr<emu::DecodedKernel> compiled_;  // kAuto, once big
   uint32_t max_threads_;
   std::shared_ptr<Buffer> constant_data_;
   std::vector<int> active_buffers_;  // indices, sorted

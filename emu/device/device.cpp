@@ -24,9 +24,11 @@ Result<std::shared_ptr<Device>> Device::Create(std::string_view chip) {
     const std::string_view e = executor;
     if (e == "jit") {
       device->options().executor = emu::Executor::kJit;
-    } else if (e != "interpreter" && !e.empty()) {
+    } else if (e == "interpreter") {
+      device->options().executor = emu::Executor::kInterpreter;
+    } else if (e != "auto" && !e.empty()) {
       return Error{"MTLEMU_EXECUTOR is '" + std::string(e) +
-                   "': it takes interpreter or jit"};
+                   "': it takes auto, interpreter or jit"};
     }
   }
   return device;
@@ -123,7 +125,8 @@ Result<std::shared_ptr<ComputePipelineState>> Device::newComputePipelineState(
     constant_data->setLabel("constant data of kernel " + kernel.name);
   }
   return std::make_shared<ComputePipelineState>(
-      std::move(function), std::move(decoded), std::move(constant_data));
+      std::move(function), std::move(decoded), std::move(constant_data),
+      options_.executor);
 }
 
 std::shared_ptr<CommandQueue> Device::newCommandQueue() {

@@ -24,12 +24,12 @@ class CommandQueue;
 
 struct EmulatorOptions {
   int host_threads = 0;  // 0: every core
-  // How pipelines made from now on run their kernels: the interpreter, or
-  // straight runs of ALU instructions compiled to native code
-  // (emu/jit/kernel_jit.h). Results are the same bits either way.
-  // Device::Create takes it from MTLEMU_EXECUTOR (interpreter or jit) when
-  // that is set.
-  emu::Executor executor = emu::Executor::kInterpreter;
+  // How pipelines made from now on run their kernels (emu/jit/kernel_jit.h):
+  // by default, big dispatches with straight runs compiled to native code
+  // and small ones on the interpreter; or always one or the other. Results
+  // are the same bits either way. Device::Create takes it from
+  // MTLEMU_EXECUTOR (auto, interpreter or jit) when that is set.
+  emu::Executor executor = emu::Executor::kAuto;
   // A dispatch running longer fails as a GPU timeout would.
   std::chrono::milliseconds timeout{600'000};
   // Set to true (from any thread) to stop the running dispatch; it fails

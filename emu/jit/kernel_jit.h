@@ -12,11 +12,16 @@
 
 namespace mtlemu::emu {
 
-// How a kernel's instructions run.
+// How a kernel's instructions run. Results are the same bits on each.
 enum class Executor : uint8_t {
+  // Straight runs compiled the first time a dispatch of the kernel has
+  // kJitMinWork thread-instructions (threads x instructions in the
+  // kernel) or more, where compiling (tens of ms) pays; interpreted before.
+  kAuto,
   kInterpreter,  // the handlers, one after the other
-  kJit,          // straight runs as native code, the rest interpreted
+  kJit,          // compiled when the pipeline is made (tests, benchmarks)
 };
+inline constexpr uint64_t kJitMinWork = uint64_t{1} << 24;
 
 // Compiles the straight runs of `kernel` worth compiling (at least two
 // inlined instructions), setting DecodedInstruction::jit at each run's

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <map>
 
+#include "emu/memory/device_memory.h"
+
 namespace mtlemu::emu {
 namespace {
 
@@ -58,6 +60,25 @@ bool Inlinable(Opcode op, ScalarType t) {
   }
 }
 
+// Loads and stores of one 32-bit element per lane in device or
+// threadgroup memory: a gather or scatter when every active lane is in
+// bounds and no check is on, else the handler (which finds the fault).
+bool InlinableMemory(const DecodedInstruction& d) {
+  const isa::Instruction& inst = *d.inst;
+  return (inst.op == Opcode::kLoad || inst.op == Opcode::kStore) &&
+         Is32Bit(inst.type) && inst.vector == 1 &&
+         (inst.space == isa::AddressSpace::kDevice ||
+          inst.space == isa::AddressSpace::kThreadgroup);
+}
+
+// For a compiled run: where [lowest, lowest + length) lies in one device
+// region, its host address, else null (SpanOf's test).
+const uint8_t* DeviceSpanHost(const ExecContext* ctx, uint64_t lowest,
+                              uint64_t length) {
+  const MemoryRegion* r = ctx->device->Find(lowest, length);
+  return r == nullptr ? nullptr : r->host + (lowest - r->base);
+}
+
 class RunEmitter {
  public:
   RunEmitter(llvm::Module& module, const DecodedKernel& kernel)
@@ -81,17 +102,19 @@ class RunEmitter {
     b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", fn_));
     slots_ =
         b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, slots)), "slots");
-    llvm::Value* mask =
-        b_.CreateLoad(i32_, FieldOf(offsetof(ExecContext, mask)), "mask");
+    mask_ = b_.CreateLoad(i32_, FieldOf(offsetof(ExecContext, mask)), "mask");
     std::vector<llvm::Constant*> bits;
     for (int l = 0; l < kLanes; ++l) bits.push_back(b_.getInt32(1u << l));
-    active_ = b_.CreateICmpNE(b_.CreateAnd(b_.CreateVectorSplat(kLanes, mask),
+    active_ = b_.CreateICmpNE(b_.CreateAnd(b_.CreateVectorSplat(kLanes, mask_),
                                            llvm::ConstantVector::get(bits)),
                               llvm::Constant::getNullValue(v32i32_), "active");
     for (uint32_t pc = begin; pc < end; ++pc) {
       const DecodedInstruction& d = kernel_.code[pc];
-      if (JitInlines(d)) {
+      if (JitInlines(d) && d.inst->op != Opcode::kLoad &&
+          d.inst->op != Opcode::kStore) {
         EmitInline(d);
+      } else if (JitInlines(d)) {
+        EmitMemory(d, pc, pc - begin);
       } else {
         EmitCall(d, pc, pc - begin);
       }
@@ -308,12 +331,15 @@ class RunEmitter {
   void EmitCall(const DecodedInstruction& d, uint32_t pc, uint32_t index) {
     Flush();
     cache_.clear();
+    CallHandler(d, pc, index);
+  }
+
+  void CallHandler(const DecodedInstruction& d, uint32_t pc, uint32_t index) {
     auto* type = llvm::FunctionType::get(b_.getVoidTy(), {ptr_, ptr_}, false);
-    llvm::Value* callee = llvm::ConstantExpr::getIntToPtr(
-        b_.getInt64(reinterpret_cast<uint64_t>(d.fn)), ptr_);
-    llvm::Value* self = b_.CreateConstInBoundsGEP1_64(
-        b_.getInt8Ty(), code_, uint64_t{pc} * sizeof(DecodedInstruction));
-    b_.CreateCall(type, callee, {ctx_, self});
+    b_.CreateCall(type, Address(reinterpret_cast<uint64_t>(d.fn)),
+                  {ctx_, b_.CreateConstInBoundsGEP1_64(
+                             b_.getInt8Ty(), code_,
+                             uint64_t{pc} * sizeof(DecodedInstruction))});
     if (d.flow != Flow::kMayFault) return;
     llvm::Value* faulted =
         b_.CreateLoad(b_.getInt8Ty(), FieldOf(offsetof(ExecContext, faulted)));
@@ -323,6 +349,171 @@ class RunEmitter {
     b_.SetInsertPoint(fault);
     b_.CreateRet(b_.getInt32(index));
     b_.SetInsertPoint(next);
+  }
+
+  llvm::Value* Address(uint64_t a) {
+    return llvm::ConstantExpr::getIntToPtr(b_.getInt64(a), ptr_);
+  }
+
+  // The lanes' byte addresses as LaneAddress computes them: <32 x i64>
+  // for device memory, <32 x i32> (wrapping) for threadgroup memory.
+  llvm::Value* LaneAddresses(const DecodedMemoryRef& mem) {
+    if (!mem.wide_base) {
+      llvm::Value* a = Splat(static_cast<uint32_t>(mem.displacement));
+      if (mem.base != kNoSlot) a = b_.CreateAdd(a, Get(mem.base));
+      if (mem.index != kNoSlot) {
+        a = b_.CreateAdd(a, b_.CreateMul(Get(mem.index), Splat(mem.scale)));
+      }
+      return a;
+    }
+    auto* v64 = llvm::FixedVectorType::get(b_.getInt64Ty(), kLanes);
+    llvm::Value* a = llvm::ConstantVector::getSplat(
+        llvm::ElementCount::getFixed(kLanes),
+        b_.getInt64(static_cast<uint64_t>(int64_t{mem.displacement})));
+    if (mem.base != kNoSlot) {
+      llvm::Value* lo = b_.CreateZExt(Get(mem.base), v64);
+      llvm::Value* hi = b_.CreateZExt(Get(mem.base + 1), v64);
+      a = b_.CreateAdd(a, b_.CreateOr(lo, b_.CreateShl(hi, SplatOf(v64, 32))));
+    }
+    if (mem.index != kNoSlot) {
+      llvm::Value* index = mem.index_signed
+                               ? b_.CreateSExt(Get(mem.index), v64)
+                               : b_.CreateZExt(Get(mem.index), v64);
+      a = b_.CreateAdd(a, b_.CreateMul(index, SplatOf(v64, mem.scale)));
+    }
+    return a;
+  }
+  llvm::Value* SplatOf(llvm::FixedVectorType* type, uint64_t v) {
+    return llvm::ConstantVector::getSplat(
+        llvm::ElementCount::getFixed(kLanes),
+        llvm::ConstantInt::get(type->getElementType(), v));
+  }
+
+  // ld/st of a 32-bit element per lane in device or threadgroup memory:
+  // with every active lane in bounds and no check on, a gather or scatter;
+  // else the handler, which faults where the interpreter does.
+  void EmitMemory(const DecodedInstruction& d, uint32_t pc, uint32_t index) {
+    const bool load = d.inst->op == Opcode::kLoad;
+    auto* v64 = llvm::FixedVectorType::get(b_.getInt64Ty(), kLanes);
+    llvm::Value* address = LaneAddresses(d.mem);
+    llvm::Value* host;
+    llvm::Value* offsets;
+    llvm::Value* in_bounds;
+    if (d.mem.wide_base) {
+      // One device region holds the active lanes' span (SpanOf).
+      llvm::Value* lowest = b_.CreateUnaryIntrinsic(
+          llvm::Intrinsic::vector_reduce_umin,
+          b_.CreateSelect(active_, address, SplatOf(v64, ~uint64_t{0})));
+      llvm::Value* highest = b_.CreateUnaryIntrinsic(
+          llvm::Intrinsic::vector_reduce_umax,
+          b_.CreateSelect(active_, address, SplatOf(v64, 0)));
+      llvm::Value* end = b_.CreateAdd(highest, b_.getInt64(4));
+      auto* type = llvm::FunctionType::get(
+          ptr_, {ptr_, b_.getInt64Ty(), b_.getInt64Ty()}, false);
+      host = b_.CreateCall(type,
+                           Address(reinterpret_cast<uint64_t>(&DeviceSpanHost)),
+                           {ctx_, lowest, b_.CreateSub(end, lowest)});
+      in_bounds = b_.CreateAnd(
+          b_.CreateICmpUGE(end, highest),
+          b_.CreateICmpNE(host, llvm::Constant::getNullValue(ptr_)));
+      offsets = b_.CreateSub(address, b_.CreateVectorSplat(kLanes, lowest));
+    } else {
+      host = b_.CreateLoad(ptr_,
+                           FieldOf(offsetof(ExecContext, threadgroup_memory)));
+      llvm::Value* size = b_.CreateZExt(
+          b_.CreateLoad(
+              i32_, FieldOf(offsetof(ExecContext, threadgroup_memory_size))),
+          b_.getInt64Ty());
+      offsets = b_.CreateZExt(address, v64);
+      llvm::Value* lane_ok =
+          b_.CreateICmpULE(b_.CreateAdd(offsets, SplatOf(v64, 4)),
+                           b_.CreateVectorSplat(kLanes, size));
+      in_bounds =
+          b_.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_and,
+                                  b_.CreateOr(lane_ok, b_.CreateNot(active_)));
+    }
+    llvm::Value* unchecked = b_.CreateICmpEQ(
+        b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, memory_checker))),
+        llvm::Constant::getNullValue(ptr_));
+    auto* fast = llvm::BasicBlock::Create(c_, "fast", fn_);
+    auto* slow = llvm::BasicBlock::Create(c_, "slow", fn_);
+    auto* merge = llvm::BasicBlock::Create(c_, "merge", fn_);
+    b_.CreateCondBr(b_.CreateAnd(unchecked, in_bounds), fast, slow);
+
+    // In bounds: one vector load or store when all 32 lanes are active at
+    // consecutive words (a coalesced access), else a gather or scatter
+    // (lanes in lane order, as the handler stores them).
+    b_.SetInsertPoint(fast);
+    // A store's value, read here where both ways below see it.
+    llvm::Value* stored = load ? nullptr : Get(d.slot[1]);
+    std::vector<llvm::Constant*> steps;
+    for (int l = 0; l < kLanes; ++l) steps.push_back(b_.getInt64(4 * l));
+    llvm::Value* first = b_.CreateExtractElement(offsets, uint64_t{0});
+    llvm::Value* consecutive = b_.CreateUnaryIntrinsic(
+        llvm::Intrinsic::vector_reduce_and,
+        b_.CreateICmpEQ(offsets,
+                        b_.CreateAdd(b_.CreateVectorSplat(kLanes, first),
+                                     llvm::ConstantVector::get(steps))));
+    llvm::Value* all_active = b_.CreateICmpEQ(mask_, b_.getInt32(~0u));
+    auto* dense = llvm::BasicBlock::Create(c_, "dense", fn_);
+    auto* sparse = llvm::BasicBlock::Create(c_, "sparse", fn_);
+    b_.CreateCondBr(b_.CreateAnd(all_active, consecutive), dense, sparse);
+
+    b_.SetInsertPoint(dense);
+    llvm::Value* block = b_.CreateGEP(b_.getInt8Ty(), host, first);
+    llvm::Value* dense_value = nullptr;
+    if (load) {
+      dense_value = b_.CreateAlignedLoad(v32i32_, block, llvm::Align(1));
+    } else {
+      b_.CreateAlignedStore(stored, block, llvm::Align(1));
+    }
+    b_.CreateBr(merge);
+
+    b_.SetInsertPoint(sparse);
+    llvm::Value* pointers = b_.CreateGEP(b_.getInt8Ty(), host, offsets);
+    llvm::Value* gathered = nullptr;
+    if (load) {
+      gathered =
+          b_.CreateMaskedGather(v32i32_, pointers, llvm::Align(1), active_,
+                                llvm::Constant::getNullValue(v32i32_));
+    } else {
+      b_.CreateMaskedScatter(stored, pointers, llvm::Align(1), active_);
+    }
+    b_.CreateBr(merge);
+
+    // The handler reads its operands from the lane file: write back what
+    // this run changed (the values stay valid: a load changes only its
+    // destination, a store none), and read a load's destination after.
+    b_.SetInsertPoint(slow);
+    WriteBack();
+    CallHandler(d, pc, index);
+    llvm::Value* reloaded =
+        load ? b_.CreateAlignedLoad(v32i32_, SlotAddress(d.slot[0]),
+                                    llvm::Align(4))
+             : nullptr;
+    llvm::BasicBlock* slow_end = b_.GetInsertBlock();
+    b_.CreateBr(merge);
+
+    b_.SetInsertPoint(merge);
+    if (load) {
+      llvm::PHINode* value = b_.CreatePHI(v32i32_, 3);
+      value->addIncoming(dense_value, dense);
+      value->addIncoming(gathered, sparse);
+      value->addIncoming(reloaded, slow_end);
+      Set(d.slot[0], value);
+    }
+  }
+
+  // Flush's stores, leaving the cache as it is (dirty values stay dirty:
+  // writing them again later is harmless).
+  void WriteBack() {
+    for (auto& [slot, entry] : cache_) {
+      if (!entry.dirty) continue;
+      llvm::Value* address = SlotAddress(slot);
+      llvm::Value* old = b_.CreateAlignedLoad(v32i32_, address, llvm::Align(4));
+      b_.CreateAlignedStore(b_.CreateSelect(active_, entry.value, old), address,
+                            llvm::Align(4));
+    }
   }
 
   struct Entry {
@@ -343,6 +534,7 @@ class RunEmitter {
   llvm::Value* ctx_ = nullptr;
   llvm::Value* code_ = nullptr;
   llvm::Value* slots_ = nullptr;
+  llvm::Value* mask_ = nullptr;
   llvm::Value* active_ = nullptr;
   std::map<uint16_t, Entry> cache_;  // by slot, in slot order
 };
@@ -350,8 +542,9 @@ class RunEmitter {
 }  // namespace
 
 bool JitInlines(const DecodedInstruction& d) {
-  return d.inst != nullptr && d.flow == Flow::kNext &&
-         Inlinable(d.inst->op, d.inst->type);
+  if (d.inst == nullptr) return false;
+  if (d.flow == Flow::kMayFault) return InlinableMemory(d);
+  return d.flow == Flow::kNext && Inlinable(d.inst->op, d.inst->type);
 }
 
 llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,

@@ -310,6 +310,31 @@ TEST(ExecutorDifferentialTest, FaultsInCompiledRunsStopAtTheSameInstruction) {
   }
 }
 
+TEST(ExecutorDifferentialTest, AutoCompilesOnceADispatchIsBigEnough) {
+  auto device = Device::Create("m1").value();
+  device->options().executor = emu::Executor::kAuto;
+  std::mt19937 rng(5);
+  const std::string text = RandomProgram(rng, false);
+  auto library = device->newLibraryWithISA(text, "random.s").value();
+  auto pipeline =
+      device->newComputePipelineState(library->newFunction("k").value())
+          .value();
+  const auto compiled = [](const emu::DecodedKernel& k) {
+    for (const emu::DecodedInstruction& d : k.code) {
+      if (d.jit != nullptr) return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(compiled(pipeline->kernelFor(emu::kJitMinWork - 1)));
+  const emu::DecodedKernel& big = pipeline->kernelFor(emu::kJitMinWork);
+  EXPECT_TRUE(compiled(big));
+  EXPECT_EQ(big.jit_note, "");
+  // Compiled once: the same copy from then on; small dispatches still
+  // interpret.
+  EXPECT_EQ(&pipeline->kernelFor(emu::kJitMinWork * 2), &big);
+  EXPECT_EQ(&pipeline->kernelFor(1), &pipeline->decoded());
+}
+
 // --- the MSL corpus
 // -------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <ostream>
 #include <string>
@@ -295,6 +296,39 @@ TEST_F(CliErrorsTest, InfiniteTimeoutIsNoLimit) {
     const ProcessResult r = Run(
         VectorAddRun({"--buffer", "0=float[4]:iota", "--timeout", timeout}));
     EXPECT_EQ(r.exit_code, kExitOk) << timeout << ": " << r.err;
+  }
+}
+
+// Each executor gives the same output; a bad name (flag or environment) is
+// bad input.
+TEST_F(CliErrorsTest, ExecutorsGiveTheSameOutputAndBadOnesAreRefused) {
+  std::vector<std::vector<float>> outputs;
+  for (const std::string executor : {"auto", "interpreter", "jit"}) {
+    const std::string out = dir_.Path(executor + ".npy");
+    const ProcessResult r =
+        Run(VectorAddRun({"--buffer", "0=float[4]:iota", "--executor", executor,
+                          "--out", "2=" + out}));
+    ASSERT_EQ(r.exit_code, kExitOk) << executor << ": " << r.err;
+    outputs.push_back(ReadNpyValues<float>(out, ScalarType::kFloat));
+  }
+  EXPECT_EQ(outputs[0], (std::vector<float>{0, 2, 4, 6}));
+  EXPECT_EQ(outputs[1], outputs[0]);
+  EXPECT_EQ(outputs[2], outputs[0]);
+  ExpectBadInput(
+      VectorAddRun({"--buffer", "0=float[4]:iota", "--executor", "fast"}),
+      "--executor");
+  // The variable is read by every Device; this process may run with it set
+  // (ctest -L jit), so it is put back after.
+  const char* before = std::getenv("MTLEMU_EXECUTOR");
+  const std::string saved = before ? before : "";
+  setenv("MTLEMU_EXECUTOR", "fast", 1);
+  ExpectBadInput(
+      VectorAddRun({"--buffer", "0=float[4]:iota"}),
+      "MTLEMU_EXECUTOR is 'fast': it takes auto, interpreter or jit");
+  if (before) {
+    setenv("MTLEMU_EXECUTOR", saved.c_str(), 1);
+  } else {
+    unsetenv("MTLEMU_EXECUTOR");
   }
 }
 
