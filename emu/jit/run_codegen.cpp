@@ -162,14 +162,8 @@ class RunEmitter {
 
   // Writes the values this run changed back, active lanes only.
   void Flush() {
-    for (auto& [slot, entry] : cache_) {
-      if (!entry.dirty) continue;
-      llvm::Value* address = SlotAddress(slot);
-      llvm::Value* old = b_.CreateAlignedLoad(v32i32_, address, llvm::Align(4));
-      b_.CreateAlignedStore(b_.CreateSelect(active_, entry.value, old), address,
-                            llvm::Align(4));
-      entry.dirty = false;
-    }
+    WriteBack();
+    for (auto& [slot, entry] : cache_) entry.dirty = false;
   }
 
   // A float result that is NaN becomes the canonical quiet NaN
