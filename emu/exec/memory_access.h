@@ -132,6 +132,14 @@ inline bool IsContiguous(const ExecContext& ctx, const DecodedMemoryRef& mem,
   return AreConsecutive(address, size);
 }
 
+// The host address of [address, address + length) when one device region
+// holds all of it, else null.
+inline uint8_t* DeviceHost(const ExecContext& ctx, uint64_t address,
+                           uint64_t length) {
+  const MemoryRegion* r = ctx.device->Find(address, length);
+  return r == nullptr ? nullptr : r->host + (address - r->base);
+}
+
 // Where the active lanes of one instruction access memory when all of them
 // fall in one place: lane l's bytes are at
 //   host + (address[l] - lowest) + l * lane_stride
@@ -174,9 +182,7 @@ inline LaneSpan<A> SpanOf(const ExecContext& ctx, isa::AddressSpace space,
   switch (space) {
     case isa::AddressSpace::kDevice:
     case isa::AddressSpace::kConstant:
-      if (const MemoryRegion* r = ctx.device->Find(lowest, end - lowest)) {
-        span.host = r->host + (lowest - r->base);
-      }
+      span.host = DeviceHost(ctx, lowest, end - lowest);
       break;
     case isa::AddressSpace::kThreadgroup:
       if (end <= ctx.threadgroup_memory_size) {

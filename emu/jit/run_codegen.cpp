@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <map>
 
-#include "emu/memory/device_memory.h"
+#include "emu/exec/memory_access.h"
 
 namespace mtlemu::emu {
 namespace {
@@ -72,11 +72,10 @@ bool InlinableMemory(const DecodedInstruction& d) {
 }
 
 // For a compiled run: where [lowest, lowest + length) lies in one device
-// region, its host address, else null (SpanOf's test).
+// region, its host address, else null: DeviceHost, as SpanOf asks it.
 const uint8_t* DeviceSpanHost(const ExecContext* ctx, uint64_t lowest,
                               uint64_t length) {
-  const MemoryRegion* r = ctx->device->Find(lowest, length);
-  return r == nullptr ? nullptr : r->host + (lowest - r->base);
+  return DeviceHost(*ctx, lowest, length);
 }
 
 class RunEmitter {
