@@ -44,12 +44,23 @@ struct ExecContext {
 
 struct DecodedInstruction;
 using Handler = void (*)(ExecContext&, const DecodedInstruction&);
+// A compiled run's loop: where the run is followed by a conditional branch
+// back to its first instruction (a loop whose body is one run), the
+// compiled code goes round again while every active lane takes the branch,
+// at most `limit` times a call; `taken` says how often it did.
+struct JitTrips {
+  uint64_t limit = 0;
+  uint64_t taken = 0;
+};
+
 // A straight run compiled to native code (emu/jit/): runs the instructions
 // of [pc, run_end) under ctx->mask (`code`: the kernel's first
-// instruction) and returns how many it ran; when one faults (ctx->faulted),
-// returns its index from the run's start, with its effects and those
-// before it done, as the handlers would have left them.
-using JitRun = uint32_t (*)(ExecContext* ctx, const DecodedInstruction* code);
+// instruction), `trips->taken` times round its loop and once more, and
+// returns how many instructions it ran on the last time round; when one
+// faults (ctx->faulted), returns its index from the run's start, with its
+// effects and those before it done, as the handlers would have left them.
+using JitRun = uint32_t (*)(ExecContext* ctx, const DecodedInstruction* code,
+                            JitTrips* trips);
 
 // What the executor does after (or instead of) calling the handler.
 enum class Flow : uint8_t {

@@ -63,7 +63,14 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       }
       ctx.mask = mask;
       if (d.jit != nullptr) {
-        const uint32_t ran = d.jit(&ctx, code);
+        // Each time round a compiled loop is the run and its branch; the
+        // limit keeps until_check at 1 or more.
+        JitTrips trips{(stop.until_check - 1) / (n + 1), 0};
+        const uint32_t ran = d.jit(&ctx, code, &trips);
+        const uint64_t looped = trips.taken * (n + 1);
+        stop.until_check -= looped;
+        stats.instructions += looped;
+        stats.lane_instructions += looped * counted_lanes;
         if (ctx.faulted) [[unlikely]] {
           stats.instructions += ran + 1;
           stats.lane_instructions += (ran + 1) * counted_lanes;

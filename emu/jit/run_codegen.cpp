@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 
 #include "emu/exec/memory_access.h"
 
@@ -92,12 +93,13 @@ class RunEmitter {
         ptr_(llvm::PointerType::get(c_, 0)) {}
 
   llvm::Function* Emit(uint32_t begin, uint32_t end, const std::string& name) {
-    auto* type = llvm::FunctionType::get(i32_, {ptr_, ptr_}, false);
+    auto* type = llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_}, false);
     fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name,
                                  module_);
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
     ctx_ = fn_->getArg(0);
     code_ = fn_->getArg(1);
+    trips_ = fn_->getArg(2);
     b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", fn_));
     slots_ =
         b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, slots)), "slots");
@@ -107,6 +109,13 @@ class RunEmitter {
     active_ = b_.CreateICmpNE(b_.CreateAnd(b_.CreateVectorSplat(kLanes, mask_),
                                            llvm::ConstantVector::get(bits)),
                               llvm::Constant::getNullValue(v32i32_), "active");
+    const DecodedInstruction* branch =
+        end < kernel_.code.size() ? &kernel_.code[end] : nullptr;
+    const bool loop = branch != nullptr && branch->target == begin &&
+                      (branch->flow == Flow::kBranchNonZero ||
+                       branch->flow == Flow::kBranchZero);
+    std::vector<std::pair<uint16_t, llvm::PHINode*>> carried;
+    if (loop) carried = EnterLoop(begin, end);
     for (uint32_t pc = begin; pc < end; ++pc) {
       const DecodedInstruction& d = kernel_.code[pc];
       if (JitInlines(d) && d.inst->op != Opcode::kLoad &&
@@ -118,12 +127,95 @@ class RunEmitter {
         EmitCall(d, pc, pc - begin);
       }
     }
+    if (loop) LeaveLoop(*branch, carried);
     Flush();
+    StoreTrips();
     b_.CreateRet(b_.getInt32(end - begin));
     return fn_;
   }
 
  private:
+  struct Entry {
+    llvm::Value* value;
+    bool dirty;
+    bool raw;  // see Set
+  };
+
+  // The loop's header: a phi for the trip count and for each slot whose
+  // value the body leaves in a register at its end (written after its
+  // last handler call), so that those values go round in registers;
+  // every other slot is in the lane file at the back edge.
+  std::vector<std::pair<uint16_t, llvm::PHINode*>> EnterLoop(uint32_t begin,
+                                                             uint32_t end) {
+    std::set<uint16_t> written;
+    for (uint32_t pc = begin; pc < end; ++pc) {
+      const DecodedInstruction& d = kernel_.code[pc];
+      if (!JitInlines(d)) {
+        written.clear();  // EmitCall writes everything back
+      } else if (d.inst->op != Opcode::kStore) {
+        written.insert(d.slot[0]);
+      }
+    }
+    std::vector<std::pair<uint16_t, llvm::Value*>> initial;
+    for (uint16_t slot : written) initial.emplace_back(slot, Get(slot));
+    cache_.clear();
+    limit_ =
+        b_.CreateLoad(b_.getInt64Ty(),
+                      b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), trips_,
+                                                    offsetof(JitTrips, limit)),
+                      "limit");
+    llvm::BasicBlock* entry = b_.GetInsertBlock();
+    header_ = llvm::BasicBlock::Create(c_, "loop", fn_);
+    b_.CreateBr(header_);
+    b_.SetInsertPoint(header_);
+    llvm::PHINode* count = b_.CreatePHI(b_.getInt64Ty(), 2, "trips");
+    count->addIncoming(b_.getInt64(0), entry);
+    count_ = count;
+    std::vector<std::pair<uint16_t, llvm::PHINode*>> carried;
+    for (const auto& [slot, value] : initial) {
+      llvm::PHINode* phi = b_.CreatePHI(v32i32_, 2);
+      phi->addIncoming(value, entry);
+      cache_[slot] = {phi, true, false};
+      carried.emplace_back(slot, phi);
+    }
+    return carried;
+  }
+
+  // The back edge: round again while every active lane takes `branch` and
+  // the call's limit allows; the branch itself is left to the interpreter.
+  void LeaveLoop(
+      const DecodedInstruction& branch,
+      const std::vector<std::pair<uint16_t, llvm::PHINode*>>& carried) {
+    llvm::Value* c = Get(branch.slot[0]);
+    llvm::Value* taken = branch.flow == Flow::kBranchNonZero
+                             ? b_.CreateICmpNE(c, Splat(0))
+                             : b_.CreateICmpEQ(c, Splat(0));
+    llvm::Value* all =
+        b_.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_and,
+                                b_.CreateOr(taken, b_.CreateNot(active_)));
+    llvm::Value* again =
+        b_.CreateAnd(all, b_.CreateICmpULT(count_, limit_), "again");
+    std::vector<llvm::Value*> values;
+    for (const auto& [slot, phi] : carried) values.push_back(Get(slot));
+    llvm::Value* next = b_.CreateAdd(count_, b_.getInt64(1));
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    auto* done = llvm::BasicBlock::Create(c_, "done", fn_);
+    b_.CreateCondBr(again, header_, done);
+    count_->addIncoming(next, latch);
+    for (size_t i = 0; i < carried.size(); ++i) {
+      carried[i].second->addIncoming(values[i], latch);
+    }
+    b_.SetInsertPoint(done);
+  }
+
+  // Tells the caller how often the loop went round (before a return).
+  void StoreTrips() {
+    if (count_ == nullptr) return;
+    b_.CreateStore(count_,
+                   b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), trips_,
+                                                 offsetof(JitTrips, taken)));
+  }
+
   llvm::Value* FieldOf(size_t offset) {
     return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), ctx_, offset);
   }
@@ -133,34 +225,52 @@ class RunEmitter {
   }
 
   // A slot's 32 lanes as <32 x i32>: the value this run computed for it,
-  // an immediate as a constant, else loaded.
+  // an immediate as a constant, else loaded. Raw values (below) are made
+  // canonical here, in the current block; call it where every later use
+  // is dominated.
   llvm::Value* Get(uint16_t slot) {
+    Entry& e = Lookup(slot);
+    if (e.raw) {
+      e.value = Canonical(e.value);
+      e.raw = false;
+    }
+    return e.value;
+  }
+  // For float arithmetic and comparisons: the value with its NaNs as they
+  // came (NaN or not is all they look at).
+  llvm::Value* GetRawF(uint16_t slot) {
+    return b_.CreateBitCast(Lookup(slot).value, v32f32_);
+  }
+  Entry& Lookup(uint16_t slot) {
     const auto it = cache_.find(slot);
-    if (it != cache_.end()) return it->second.value;
+    if (it != cache_.end()) return it->second;
     const SlotLayout& layout = kernel_.layout;
     llvm::Value* v;
     if (slot >= layout.immediate_base &&
         static_cast<size_t>(slot - layout.immediate_base) <
             layout.immediates.size()) {
-      v = llvm::ConstantVector::getSplat(
-          llvm::ElementCount::getFixed(kLanes),
-          b_.getInt32(layout.immediates[slot - layout.immediate_base]));
+      v = Splat(layout.immediates[slot - layout.immediate_base]);
     } else {
       v = b_.CreateAlignedLoad(v32i32_, SlotAddress(slot), llvm::Align(4));
     }
-    cache_[slot] = {v, false};
-    return v;
+    return cache_[slot] = {v, false, false};
   }
-  llvm::Value* GetF(uint16_t slot) {
-    return b_.CreateBitCast(Get(slot), v32f32_);
-  }
-  void Set(uint16_t slot, llvm::Value* v) {
+  // `raw`: a float result of add, sub, mul or fma whose NaNs are not made
+  // canonical yet. Those operations give NaN exactly when an operand is
+  // NaN or the operation is invalid, whatever the NaNs' bits, so a chain
+  // of them is made canonical once, where its bits are looked at:
+  // sem::CanonicalNaN for each, as the interpreter does, costs two vector
+  // instructions per instruction.
+  void Set(uint16_t slot, llvm::Value* v, bool raw = false) {
     if (v->getType() != v32i32_) v = b_.CreateBitCast(v, v32i32_);
-    cache_[slot] = {v, true};
+    cache_[slot] = {v, true, raw};
   }
 
   // Writes the values this run changed back, active lanes only.
   void Flush() {
+    for (auto& [slot, entry] : cache_) {
+      if (entry.raw) Get(slot);
+    }
     WriteBack();
     for (auto& [slot, entry] : cache_) entry.dirty = false;
   }
@@ -168,9 +278,8 @@ class RunEmitter {
   // A float result that is NaN becomes the canonical quiet NaN
   // (sem::CanonicalNaN).
   llvm::Value* Canonical(llvm::Value* r) {
-    llvm::Value* nan = llvm::ConstantVector::getSplat(
-        llvm::ElementCount::getFixed(kLanes), b_.getInt32(0x7fc00000u));
-    return b_.CreateSelect(b_.CreateFCmpUNO(r, r), nan,
+    if (r->getType() != v32f32_) r = b_.CreateBitCast(r, v32f32_);
+    return b_.CreateSelect(b_.CreateFCmpUNO(r, r), Splat(0x7fc00000u),
                            b_.CreateBitCast(r, v32i32_));
   }
   llvm::Value* Splat(uint32_t v) {
@@ -185,18 +294,22 @@ class RunEmitter {
     const bool s = t == ScalarType::kInt;
     const uint16_t* o = d.slot;
     switch (op) {
-      case Opcode::kMov:
-        Set(o[0], Get(o[1]));
+      case Opcode::kMov: {
+        const Entry e = Lookup(o[1]);  // a copy, raw or not
+        Set(o[0], e.value, e.raw);
         return;
+      }
       case Opcode::kAdd:
       case Opcode::kSub:
       case Opcode::kMul:
         if (f) {
-          llvm::Value* a = GetF(o[1]);
-          llvm::Value* c = GetF(o[2]);
-          Set(o[0], Canonical(op == Opcode::kAdd   ? b_.CreateFAdd(a, c)
-                              : op == Opcode::kSub ? b_.CreateFSub(a, c)
-                                                   : b_.CreateFMul(a, c)));
+          llvm::Value* a = GetRawF(o[1]);
+          llvm::Value* c = GetRawF(o[2]);
+          Set(o[0],
+              op == Opcode::kAdd   ? b_.CreateFAdd(a, c)
+              : op == Opcode::kSub ? b_.CreateFSub(a, c)
+                                   : b_.CreateFMul(a, c),
+              /*raw=*/true);
         } else {
           llvm::Value* a = Get(o[1]);
           llvm::Value* c = Get(o[2]);
@@ -206,9 +319,10 @@ class RunEmitter {
         }
         return;
       case Opcode::kFma:
-        Set(o[0], Canonical(b_.CreateIntrinsic(
-                      llvm::Intrinsic::fma, {v32f32_},
-                      {GetF(o[1]), GetF(o[2]), GetF(o[3])})));
+        Set(o[0],
+            b_.CreateIntrinsic(llvm::Intrinsic::fma, {v32f32_},
+                               {GetRawF(o[1]), GetRawF(o[2]), GetRawF(o[3])}),
+            /*raw=*/true);
         return;
       case Opcode::kMad:
         Set(o[0], b_.CreateAdd(b_.CreateMul(Get(o[1]), Get(o[2])), Get(o[3])));
@@ -305,8 +419,8 @@ class RunEmitter {
                   : (s ? llvm::CmpInst::ICMP_SGE : llvm::CmpInst::ICMP_UGE);
             break;
         }
-        llvm::Value* a = f ? GetF(o[1]) : Get(o[1]);
-        llvm::Value* c = f ? GetF(o[2]) : Get(o[2]);
+        llvm::Value* a = f ? GetRawF(o[1]) : Get(o[1]);
+        llvm::Value* c = f ? GetRawF(o[2]) : Get(o[2]);
         Set(o[0], b_.CreateZExt(b_.CreateCmp(p, a, c), v32i32_));
         return;
       }
@@ -340,6 +454,7 @@ class RunEmitter {
     auto* next = llvm::BasicBlock::Create(c_, "next", fn_);
     b_.CreateCondBr(b_.CreateICmpNE(faulted, b_.getInt8(0)), fault, next);
     b_.SetInsertPoint(fault);
+    StoreTrips();
     b_.CreateRet(b_.getInt32(index));
     b_.SetInsertPoint(next);
   }
@@ -425,6 +540,8 @@ class RunEmitter {
           b_.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_and,
                                   b_.CreateOr(lane_ok, b_.CreateNot(active_)));
     }
+    // A store's value, read here where every way below sees it.
+    llvm::Value* stored = load ? nullptr : Get(d.slot[1]);
     llvm::Value* unchecked = b_.CreateICmpEQ(
         b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, memory_checker))),
         llvm::Constant::getNullValue(ptr_));
@@ -437,8 +554,6 @@ class RunEmitter {
     // consecutive words (a coalesced access), else a gather or scatter
     // (lanes in lane order, as the handler stores them).
     b_.SetInsertPoint(fast);
-    // A store's value, read here where both ways below see it.
-    llvm::Value* stored = load ? nullptr : Get(d.slot[1]);
     std::vector<llvm::Constant*> steps;
     for (int l = 0; l < kLanes; ++l) steps.push_back(b_.getInt64(4 * l));
     llvm::Value* first = b_.CreateExtractElement(offsets, uint64_t{0});
@@ -499,20 +614,18 @@ class RunEmitter {
 
   // Flush's stores, leaving the cache as it is (dirty values stay dirty:
   // writing them again later is harmless).
+  // (Raw values are made canonical for the store only: WriteBack may run in
+  // a block that later code does not pass through.)
   void WriteBack() {
     for (auto& [slot, entry] : cache_) {
       if (!entry.dirty) continue;
       llvm::Value* address = SlotAddress(slot);
       llvm::Value* old = b_.CreateAlignedLoad(v32i32_, address, llvm::Align(4));
-      b_.CreateAlignedStore(b_.CreateSelect(active_, entry.value, old), address,
+      llvm::Value* value = entry.raw ? Canonical(entry.value) : entry.value;
+      b_.CreateAlignedStore(b_.CreateSelect(active_, value, old), address,
                             llvm::Align(4));
     }
   }
-
-  struct Entry {
-    llvm::Value* value;
-    bool dirty;
-  };
 
   llvm::Module& module_;
   llvm::LLVMContext& c_;
@@ -529,6 +642,12 @@ class RunEmitter {
   llvm::Value* slots_ = nullptr;
   llvm::Value* mask_ = nullptr;
   llvm::Value* active_ = nullptr;
+  // The loop (EnterLoop), when the run is one: its JitTrips, trip count
+  // and limit, and its first block.
+  llvm::Value* trips_ = nullptr;
+  llvm::PHINode* count_ = nullptr;
+  llvm::Value* limit_ = nullptr;
+  llvm::BasicBlock* header_ = nullptr;
   std::map<uint16_t, Entry> cache_;  // by slot, in slot order
 };
 

@@ -2,7 +2,11 @@
 // a function that does what the run's handlers do back to back, with the
 // common 32-bit ALU instructions inlined as 32-lane vector code that keeps
 // register values in SSA form, and every other instruction a call to its
-// own handler. Bit for bit what the interpreter does (alu_semantics.h).
+// own handler. Where the run is a loop's whole body (a conditional branch
+// after it goes back to its start), the function goes round the loop while
+// every active lane takes the branch (JitTrips), values that the body
+// computes staying in registers. Bit for bit what the interpreter does
+// (alu_semantics.h).
 #pragma once
 
 #include <cstdint>

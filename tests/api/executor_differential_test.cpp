@@ -1,6 +1,7 @@
 // The JIT execution path against the interpreter, bit for bit: random ISA
 // programs (every inlined opcode and type, special values, divergent
-// lanes, handlers called in the middle of compiled runs, faults there) and
+// lanes, loops gone round in compiled code or not, handlers called in the
+// middle of compiled runs, faults there) and
 // every kernel of the MSL corpus (tests/compiler/msl_corpus) on random
 // inputs run on both; their buffers, faults and instruction counts must be
 // the same. The interpreter is the reference: its own tests check it
@@ -246,13 +247,40 @@ std::string RandomProgram(std::mt19937& rng, bool with_fault) {
       s << "    and.u32 r12, r0, " << (1 + rng() % 7) << "\n"
         << "    bnz r12, skip" << b << ", skip" << b << "\n";
     }
+    // Some are loops (counted down in r13): as many times round in every
+    // lane (the JIT goes round in compiled code), or 1 to 4 times by lane.
+    const int loop = static_cast<int>(rng() % 3);  // none, uniform, by lane
+    if (loop == 1) s << "    mov.u32 r13, " << (2 + rng() % 5) << "\n";
+    if (loop == 2) {
+      s << "    and.u32 r13, r0, 3\n"
+        << "    add.u32 r13, r13, 1\n";
+    }
+    if (loop != 0) s << "loop" << b << ":\n";
     const int n = 2 + static_cast<int>(rng() % 24);
     for (int i = 0; i < n; ++i) s << "    " << RandomInstruction(rng) << "\n";
     if (with_fault && b == blocks - 1) {
-      // Past the end for some lanes, between inlined instructions.
-      s << "    add.u32 r9, r0, 100000\n"
-        << "    ld.device.u32 r1, [u0 + r9*4]\n"
+      // Past the end for some lanes, between inlined instructions; in a
+      // loop, the last time round only.
+      if (loop != 0) {
+        s << "    eq.u32 r9, r13, 1\n"
+          << "    mul.u32 r9, r9, 100000\n"
+          << "    add.u32 r9, r9, r0\n";
+      } else {
+        s << "    add.u32 r9, r0, 100000\n";
+      }
+      s << "    ld.device.u32 r1, [u0 + r9*4]\n"
         << "    add.u32 r2, r2, r1\n";
+    }
+    if (loop != 0) {
+      s << "    sub.u32 r13, r13, 1\n";
+      if (rng() % 2 == 0) {
+        s << "    ne.u32 r14, r13, 0\n"
+          << "    bnz r14, loop" << b << ", done" << b << "\n";
+      } else {
+        s << "    eq.u32 r14, r13, 0\n"
+          << "    bz r14, loop" << b << ", done" << b << "\n";
+      }
+      s << "done" << b << ":\n";
     }
     if (divergent) s << "skip" << b << ":\n";
   }

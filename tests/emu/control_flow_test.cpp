@@ -237,6 +237,35 @@ TEST(ControlFlow, TimeoutStopsAnInfiniteLoop) {
       << h.error()->message;
 }
 
+// A loop whose body is one straight run of arithmetic, every lane going
+// round: the JIT goes round it in compiled code (this file's .jit run), a
+// bounded number of times a call, so the clock is still looked at.
+constexpr char kInfiniteArithmeticLoop[] = R"(
+.kernel spin_adding
+.buffer 0 u0 device int out
+    mov.u32 r0, %thread_position_in_grid.x
+loop:
+    add.u32 r1, r1, r0
+    mul.u32 r2, r1, 3
+    add.u32 r3, r2, 1
+    ne.u32 r4, r0, 4294967295
+    bnz r4, loop, done
+done:
+    st.device.u32 [u0 + r0*4], r2
+    exit
+.end
+)";
+
+TEST(ControlFlow, TimeoutStopsAnInfiniteLoopOfArithmetic) {
+  KernelHarness h(kInfiniteArithmeticLoop);
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  h.device().options().timeout = std::chrono::milliseconds(200);
+  h.SetBuffer(0, std::vector<int32_t>(64));
+  ASSERT_TRUE(h.DispatchThreads({64, 1, 1}, {64, 1, 1}).ok());
+  ASSERT_NE(h.error(), nullptr);
+  EXPECT_EQ(h.error()->code, CommandBufferErrorCode::kTimeout);
+}
+
 // The clock is looked at every so many instructions of a SIMD group; a loop
 // through a barrier goes back to its threadgroup's runner each iteration,
 // and the count must not start over there.
