@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "emu/check/kernel_checker.h"
+#include "emu/exec/lane_loop.h"
 #include "emu/timing/event_recorder.h"
 
 namespace mtlemu::emu {
@@ -123,12 +124,9 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
         break;
       case Flow::kBranchNonZero:
       case Flow::kBranchZero: {
-        const uint32_t* c = ctx.Slot(d.slot[0]);
-        uint32_t taken = 0;
-        for (uint32_t m = mask; m != 0; m &= m - 1) {
-          const int l = std::countr_zero(m);
-          if ((c[l] != 0) == (d.flow == Flow::kBranchNonZero)) taken |= 1u << l;
-        }
+        const uint32_t nonzero = NonZeroLanes(ctx.Slot(d.slot[0]));
+        uint32_t taken =
+            mask & (d.flow == Flow::kBranchNonZero ? nonzero : ~nonzero);
         uint32_t not_taken = mask & ~taken;
         const uint32_t next = top.pc + 1;
         // Lanes whose way goes straight to `exit` (an early `return`) are

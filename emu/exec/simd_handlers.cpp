@@ -96,10 +96,7 @@ void Vote(ExecContext& ctx, const DecodedInstruction& d) {
   const uint32_t mask = ctx.mask;
   uint32_t set = 0;  // active lanes whose condition holds
   if constexpr (opcode_traits::ShapeOf(op) == OpShape::kVote) {
-    const uint32_t* c = ctx.Slot(d.slot[1]);
-    ForEachActiveLane(mask, [&](int l) {
-      if (c[l] != 0) set |= 1u << l;
-    });
+    set = NonZeroLanes(ctx.Slot(d.slot[1])) & mask;
   }
   ForEachActiveLane(mask, [&](int l) {
     const uint32_t cluster = ClusterMask<kCluster>(l);
