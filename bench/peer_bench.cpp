@@ -8,13 +8,14 @@
 // /usr/bin/python3 from here) is the memory bandwidth of the machine.
 //
 //   build/bench/mtlemu_peer_bench [--runs N] [--threads N] [--only NAME]
-//                                 [--scale F] [--timed]
+//                                 [--scale F] [--timed] [--skip-interpreter]
 //
 // --threads sets mtlemu's host threads and PoCL's (POCL_MAX_PTHREAD_COUNT);
 // --scale multiplies every size (0.25 for a quick look); --timed runs mtlemu
 // in timed mode (M1) as a further column. mtlemu runs twice: on the
-// interpreter, and on the JIT execution path (emu/jit/). Not a test:
-// nothing asserts.
+// interpreter, and on the JIT execution path (emu/jit/);
+// --skip-interpreter leaves the first out (for profiling the JIT path; the
+// timed column is then to the JIT's time). Not a test: nothing asserts.
 #include <unistd.h>
 
 #include <cmath>
@@ -175,7 +176,7 @@ double NumpyAddSeconds(size_t n, int runs) {
 int Main(int argc, char** argv) {
   int runs = 3, threads = 0;
   double scale = 1;
-  bool timed = false;
+  bool timed = false, skip_interpreter = false;
   std::string only;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -190,10 +191,12 @@ int Main(int argc, char** argv) {
       scale = std::atof(argv[++i]);
     } else if (arg == "--timed") {
       timed = true;
+    } else if (arg == "--skip-interpreter") {
+      skip_interpreter = true;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--runs N] [--threads N] [--only NAME] "
-                   "[--scale F] [--timed]\n",
+                   "[--scale F] [--timed] [--skip-interpreter]\n",
                    argv[0]);
       return 2;
     }
@@ -226,12 +229,12 @@ int Main(int argc, char** argv) {
       first = false;
     }
     device->options().timing = false;
-    device->options().executor = emu::Executor::kInterpreter;
-    const Result emu = RunMtlemu(*device, *library, c, runs);
     // The JIT execution path (emu/jit/): pipelines made now compile.
     device->options().executor = emu::Executor::kJit;
     const Result jit = RunMtlemu(*device, *library, c, runs);
     device->options().executor = emu::Executor::kInterpreter;
+    const Result emu =
+        skip_interpreter ? jit : RunMtlemu(*device, *library, c, runs);
     std::printf("| %s | %s | %.1f | %.1f | %.2fx | %.1f | %.2fx |",
                 c.name.c_str(), c.work.c_str(), pocl.seconds * 1e3,
                 emu.seconds * 1e3, emu.seconds / pocl.seconds,

@@ -463,6 +463,29 @@ class RunEmitter {
     return llvm::ConstantExpr::getIntToPtr(b_.getInt64(a), ptr_);
   }
 
+  // A uniform's value (the same in every lane): lane 0's.
+  bool IsUniform(uint16_t slot) const {
+    return slot >= kernel_.layout.uniform_base &&
+           slot < kernel_.layout.special_base;
+  }
+  llvm::Value* UniformWord(uint16_t slot) {
+    const auto it = cache_.find(slot);
+    if (it != cache_.end()) {
+      return b_.CreateExtractElement(it->second.value, uint64_t{0});
+    }
+    return b_.CreateAlignedLoad(i32_, SlotAddress(slot), llvm::Align(4));
+  }
+  // A device base pair that is a uniform pair, as one i64; else null.
+  llvm::Value* UniformBase(const DecodedMemoryRef& mem) {
+    if (mem.base == kNoSlot || !IsUniform(mem.base) ||
+        !IsUniform(mem.base + 1)) {
+      return nullptr;
+    }
+    llvm::Value* lo = b_.CreateZExt(UniformWord(mem.base), b_.getInt64Ty());
+    llvm::Value* hi = b_.CreateZExt(UniformWord(mem.base + 1), b_.getInt64Ty());
+    return b_.CreateOr(lo, b_.CreateShl(hi, 32));
+  }
+
   // The lanes' byte addresses as LaneAddress computes them: <32 x i64>
   // for device memory, <32 x i32> (wrapping) for threadgroup memory.
   llvm::Value* LaneAddresses(const DecodedMemoryRef& mem) {
@@ -478,7 +501,9 @@ class RunEmitter {
     llvm::Value* a = llvm::ConstantVector::getSplat(
         llvm::ElementCount::getFixed(kLanes),
         b_.getInt64(static_cast<uint64_t>(int64_t{mem.displacement})));
-    if (mem.base != kNoSlot) {
+    if (llvm::Value* base = UniformBase(mem)) {
+      a = b_.CreateAdd(a, b_.CreateVectorSplat(kLanes, base));
+    } else if (mem.base != kNoSlot) {
       llvm::Value* lo = b_.CreateZExt(Get(mem.base), v64);
       llvm::Value* hi = b_.CreateZExt(Get(mem.base + 1), v64);
       a = b_.CreateAdd(a, b_.CreateOr(lo, b_.CreateShl(hi, SplatOf(v64, 32))));
@@ -496,19 +521,95 @@ class RunEmitter {
         llvm::ElementCount::getFixed(kLanes),
         llvm::ConstantInt::get(type->getElementType(), v));
   }
+  llvm::Value* Steps(uint64_t step, llvm::Type* element) {
+    std::vector<llvm::Constant*> steps;
+    for (int l = 0; l < kLanes; ++l) {
+      steps.push_back(llvm::ConstantInt::get(element, step * l));
+    }
+    return llvm::ConstantVector::get(steps);
+  }
+  llvm::Value* AllOf(llvm::Value* lanes) {
+    return b_.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_and, lanes);
+  }
+
+  // A way through a memory instruction, ending in the merge block: the
+  // loaded value (null for a store) and the block it comes from.
+  using Incoming = std::vector<std::pair<llvm::Value*, llvm::BasicBlock*>>;
+
+  // One vector load or store of the 32 words at `host`, then to `merge`.
+  void EmitDense(bool load, llvm::Value* host, llvm::Value* stored,
+                 llvm::BasicBlock* merge, Incoming& incoming) {
+    if (load) {
+      incoming.emplace_back(b_.CreateAlignedLoad(v32i32_, host, llvm::Align(1)),
+                            b_.GetInsertBlock());
+    } else {
+      b_.CreateAlignedStore(stored, host, llvm::Align(1));
+    }
+    b_.CreateBr(merge);
+  }
 
   // ld/st of a 32-bit element per lane in device or threadgroup memory:
-  // with every active lane in bounds and no check on, a gather or scatter;
+  // with every active lane in bounds and no check on, a vector access
+  // (all 32 lanes active at consecutive words: a coalesced access) or a
+  // gather or scatter (lanes in lane order, as the handler stores them);
   // else the handler, which faults where the interpreter does.
   void EmitMemory(const DecodedInstruction& d, uint32_t pc, uint32_t index) {
     const bool load = d.inst->op == Opcode::kLoad;
-    auto* v64 = llvm::FixedVectorType::get(b_.getInt64Ty(), kLanes);
-    llvm::Value* address = LaneAddresses(d.mem);
-    llvm::Value* host;
-    llvm::Value* offsets;
+    const DecodedMemoryRef& mem = d.mem;
+    // Operands read here, where every way below sees them.
+    llvm::Value* stored = load ? nullptr : Get(d.slot[1]);
+    llvm::Value* unchecked = b_.CreateICmpEQ(
+        b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, memory_checker))),
+        llvm::Constant::getNullValue(ptr_));
+    llvm::Value* all_active = b_.CreateICmpEQ(mask_, b_.getInt32(~0u));
+    auto* merge = llvm::BasicBlock::Create(c_, "merge", fn_);
+    auto* slow = llvm::BasicBlock::Create(c_, "slow", fn_);
+    Incoming incoming;
+    llvm::Value* host;      // where offset 0 is
+    llvm::Value* pointers;  // each lane's, for a gather or scatter
+    llvm::Value* first;     // lane 0's offset from host
     llvm::Value* in_bounds;
-    if (d.mem.wide_base) {
+    llvm::Value* consecutive;
+    if (mem.wide_base) {
+      llvm::Value* base = UniformBase(mem);
+      if (base != nullptr && mem.index != kNoSlot && mem.scale == 4) {
+        // A uniform base and consecutive indices (a[i] with i the thread's
+        // position): the span's first address and one region look-up,
+        // without the lanes' 64-bit addresses.
+        llvm::Value* indices = Get(mem.index);
+        llvm::Value* index0 = b_.CreateExtractElement(indices, uint64_t{0});
+        llvm::Value* no_wrap =
+            mem.index_signed
+                ? b_.CreateICmpSLE(index0, b_.getInt32(INT32_MAX - kLanes))
+                : b_.CreateICmpULE(index0, b_.getInt32(UINT32_MAX - kLanes));
+        llvm::Value* steps = AllOf(b_.CreateICmpEQ(
+            indices, b_.CreateAdd(b_.CreateVectorSplat(kLanes, index0),
+                                  Steps(1, i32_))));
+        auto* span = llvm::BasicBlock::Create(c_, "span", fn_);
+        auto* general = llvm::BasicBlock::Create(c_, "general", fn_);
+        b_.CreateCondBr(b_.CreateAnd(b_.CreateAnd(unchecked, all_active),
+                                     b_.CreateAnd(no_wrap, steps)),
+                        span, general);
+        b_.SetInsertPoint(span);
+        llvm::Value* index64 = mem.index_signed
+                                   ? b_.CreateSExt(index0, b_.getInt64Ty())
+                                   : b_.CreateZExt(index0, b_.getInt64Ty());
+        llvm::Value* lowest =
+            b_.CreateAdd(b_.CreateAdd(base, b_.getInt64(static_cast<uint64_t>(
+                                                int64_t{mem.displacement}))),
+                         b_.CreateShl(index64, 2));
+        llvm::Value* span_host = DeviceSpan(lowest, b_.getInt64(4 * kLanes));
+        auto* dense = llvm::BasicBlock::Create(c_, "dense", fn_);
+        b_.CreateCondBr(
+            b_.CreateICmpNE(span_host, llvm::Constant::getNullValue(ptr_)),
+            dense, general);
+        b_.SetInsertPoint(dense);
+        EmitDense(load, span_host, stored, merge, incoming);
+        b_.SetInsertPoint(general);
+      }
       // One device region holds the active lanes' span (SpanOf).
+      auto* v64 = llvm::FixedVectorType::get(b_.getInt64Ty(), kLanes);
+      llvm::Value* address = LaneAddresses(mem);
       llvm::Value* lowest = b_.CreateUnaryIntrinsic(
           llvm::Intrinsic::vector_reduce_umin,
           b_.CreateSelect(active_, address, SplatOf(v64, ~uint64_t{0})));
@@ -516,74 +617,55 @@ class RunEmitter {
           llvm::Intrinsic::vector_reduce_umax,
           b_.CreateSelect(active_, address, SplatOf(v64, 0)));
       llvm::Value* end = b_.CreateAdd(highest, b_.getInt64(4));
-      auto* type = llvm::FunctionType::get(
-          ptr_, {ptr_, b_.getInt64Ty(), b_.getInt64Ty()}, false);
-      host = b_.CreateCall(type,
-                           Address(reinterpret_cast<uint64_t>(&DeviceSpanHost)),
-                           {ctx_, lowest, b_.CreateSub(end, lowest)});
+      host = DeviceSpan(lowest, b_.CreateSub(end, lowest));
       in_bounds = b_.CreateAnd(
           b_.CreateICmpUGE(end, highest),
           b_.CreateICmpNE(host, llvm::Constant::getNullValue(ptr_)));
-      offsets = b_.CreateSub(address, b_.CreateVectorSplat(kLanes, lowest));
+      llvm::Value* offsets =
+          b_.CreateSub(address, b_.CreateVectorSplat(kLanes, lowest));
+      first = b_.CreateExtractElement(offsets, uint64_t{0});
+      consecutive = AllOf(b_.CreateICmpEQ(
+          offsets, b_.CreateAdd(b_.CreateVectorSplat(kLanes, first),
+                                Steps(4, b_.getInt64Ty()))));
+      pointers = b_.CreateGEP(b_.getInt8Ty(), host, offsets);
     } else {
+      // Threadgroup offsets are 32 bits: in bounds when offset <= size - 4
+      // (so below 2^31: a gather's signed 32-bit indices are right).
       host = b_.CreateLoad(ptr_,
                            FieldOf(offsetof(ExecContext, threadgroup_memory)));
-      llvm::Value* size = b_.CreateZExt(
-          b_.CreateLoad(
-              i32_, FieldOf(offsetof(ExecContext, threadgroup_memory_size))),
-          b_.getInt64Ty());
-      offsets = b_.CreateZExt(address, v64);
-      llvm::Value* lane_ok =
-          b_.CreateICmpULE(b_.CreateAdd(offsets, SplatOf(v64, 4)),
-                           b_.CreateVectorSplat(kLanes, size));
+      llvm::Value* size = b_.CreateLoad(
+          i32_, FieldOf(offsetof(ExecContext, threadgroup_memory_size)));
+      llvm::Value* offsets = LaneAddresses(mem);
+      llvm::Value* lane_ok = b_.CreateICmpULE(
+          offsets,
+          b_.CreateVectorSplat(kLanes, b_.CreateSub(size, b_.getInt32(4))));
       in_bounds =
-          b_.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_and,
-                                  b_.CreateOr(lane_ok, b_.CreateNot(active_)));
+          b_.CreateAnd(b_.CreateICmpUGE(size, b_.getInt32(4)),
+                       AllOf(b_.CreateOr(lane_ok, b_.CreateNot(active_))));
+      first = b_.CreateExtractElement(offsets, uint64_t{0});
+      consecutive = AllOf(b_.CreateICmpEQ(
+          offsets,
+          b_.CreateAdd(b_.CreateVectorSplat(kLanes, first), Steps(4, i32_))));
+      first = b_.CreateZExt(first, b_.getInt64Ty());
+      pointers = b_.CreateGEP(b_.getInt8Ty(), host, offsets);
     }
-    // A store's value, read here where every way below sees it.
-    llvm::Value* stored = load ? nullptr : Get(d.slot[1]);
-    llvm::Value* unchecked = b_.CreateICmpEQ(
-        b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, memory_checker))),
-        llvm::Constant::getNullValue(ptr_));
     auto* fast = llvm::BasicBlock::Create(c_, "fast", fn_);
-    auto* slow = llvm::BasicBlock::Create(c_, "slow", fn_);
-    auto* merge = llvm::BasicBlock::Create(c_, "merge", fn_);
     b_.CreateCondBr(b_.CreateAnd(unchecked, in_bounds), fast, slow);
 
-    // In bounds: one vector load or store when all 32 lanes are active at
-    // consecutive words (a coalesced access), else a gather or scatter
-    // (lanes in lane order, as the handler stores them).
     b_.SetInsertPoint(fast);
-    std::vector<llvm::Constant*> steps;
-    for (int l = 0; l < kLanes; ++l) steps.push_back(b_.getInt64(4 * l));
-    llvm::Value* first = b_.CreateExtractElement(offsets, uint64_t{0});
-    llvm::Value* consecutive = b_.CreateUnaryIntrinsic(
-        llvm::Intrinsic::vector_reduce_and,
-        b_.CreateICmpEQ(offsets,
-                        b_.CreateAdd(b_.CreateVectorSplat(kLanes, first),
-                                     llvm::ConstantVector::get(steps))));
-    llvm::Value* all_active = b_.CreateICmpEQ(mask_, b_.getInt32(~0u));
     auto* dense = llvm::BasicBlock::Create(c_, "dense", fn_);
     auto* sparse = llvm::BasicBlock::Create(c_, "sparse", fn_);
     b_.CreateCondBr(b_.CreateAnd(all_active, consecutive), dense, sparse);
-
     b_.SetInsertPoint(dense);
-    llvm::Value* block = b_.CreateGEP(b_.getInt8Ty(), host, first);
-    llvm::Value* dense_value = nullptr;
-    if (load) {
-      dense_value = b_.CreateAlignedLoad(v32i32_, block, llvm::Align(1));
-    } else {
-      b_.CreateAlignedStore(stored, block, llvm::Align(1));
-    }
-    b_.CreateBr(merge);
+    EmitDense(load, b_.CreateGEP(b_.getInt8Ty(), host, first), stored, merge,
+              incoming);
 
     b_.SetInsertPoint(sparse);
-    llvm::Value* pointers = b_.CreateGEP(b_.getInt8Ty(), host, offsets);
-    llvm::Value* gathered = nullptr;
     if (load) {
-      gathered =
+      incoming.emplace_back(
           b_.CreateMaskedGather(v32i32_, pointers, llvm::Align(1), active_,
-                                llvm::Constant::getNullValue(v32i32_));
+                                llvm::Constant::getNullValue(v32i32_)),
+          sparse);
     } else {
       b_.CreateMaskedScatter(stored, pointers, llvm::Align(1), active_);
     }
@@ -595,21 +677,30 @@ class RunEmitter {
     b_.SetInsertPoint(slow);
     WriteBack();
     CallHandler(d, pc, index);
-    llvm::Value* reloaded =
-        load ? b_.CreateAlignedLoad(v32i32_, SlotAddress(d.slot[0]),
-                                    llvm::Align(4))
-             : nullptr;
-    llvm::BasicBlock* slow_end = b_.GetInsertBlock();
+    if (load) {
+      incoming.emplace_back(
+          b_.CreateAlignedLoad(v32i32_, SlotAddress(d.slot[0]), llvm::Align(4)),
+          b_.GetInsertBlock());
+    }
     b_.CreateBr(merge);
 
     b_.SetInsertPoint(merge);
     if (load) {
-      llvm::PHINode* value = b_.CreatePHI(v32i32_, 3);
-      value->addIncoming(dense_value, dense);
-      value->addIncoming(gathered, sparse);
-      value->addIncoming(reloaded, slow_end);
+      llvm::PHINode* value =
+          b_.CreatePHI(v32i32_, static_cast<unsigned>(incoming.size()));
+      for (const auto& [v, from] : incoming) value->addIncoming(v, from);
       Set(d.slot[0], value);
     }
+  }
+
+  // The host address of [lowest, lowest + length) where one device region
+  // holds it, else null (DeviceSpanHost).
+  llvm::Value* DeviceSpan(llvm::Value* lowest, llvm::Value* length) {
+    auto* type = llvm::FunctionType::get(
+        ptr_, {ptr_, b_.getInt64Ty(), b_.getInt64Ty()}, false);
+    return b_.CreateCall(type,
+                         Address(reinterpret_cast<uint64_t>(&DeviceSpanHost)),
+                         {ctx_, lowest, length});
   }
 
   // Flush's stores, leaving the cache as it is (dirty values stay dirty:

@@ -177,7 +177,7 @@ std::string RandomInstruction(std::mt19937& rng) {
   const bool f = t == "f32";
   const auto any = [&] { return Reg(1 + static_cast<int>(rng() % kValues)); };
   const std::string d = any();
-  switch (rng() % 14) {
+  switch (rng() % 16) {
     case 0: {
       static const char* kOps[] = {"add", "sub", "mul", "min", "max"};
       return std::string(kOps[rng() % 5]) + "." + t + " " + d + ", " + any() +
@@ -223,6 +223,12 @@ std::string RandomInstruction(std::mt19937& rng) {
              ", [u0 + r9*4]";
     case 12:  // called: a cross-lane read
       return "simd_shuffle_xor.u32 " + d + ", " + any() + ", 1";
+    case 14:  // a coalesced load where every lane is active
+      return "add.u32 r9, r0, " + std::to_string(rng() % 64) +
+             "\n    ld.device.u32 " + d + ", [u0 + r9*4]";
+    case 15:  // and store, into the input (compared too)
+      return "add.u32 r9, r0, " + std::to_string(rng() % 64) +
+             "\n    st.device.u32 [u0 + r9*4], " + any();
     default:
       return "mul.f32 " + d + ", " + any() + ", " + any();
   }
