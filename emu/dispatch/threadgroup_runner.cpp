@@ -25,6 +25,11 @@ void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
   const auto positions = [&](int axis) {
     uint32_t p[3] = {first % size[0], (first / size[0]) % size[1],
                      first / (size[0] * size[1])};
+    if (p[0] + kLanes <= size[0]) {  // the lanes are in one row
+      if (axis != 0) return uniform(p[axis]);
+      for (int l = 0; l < kLanes; ++l) slot[l] = p[0] + l;
+      return;
+    }
     for (int l = 0; l < kLanes; ++l) {
       slot[l] = p[axis];
       if (++p[0] == size[0]) {

@@ -17,6 +17,17 @@ inline constexpr int kLanes = isa::kSimdWidth;
 inline constexpr uint32_t kAllLanes = 0xffffffffu;
 inline constexpr uint16_t kNoSlot = 0xffff;
 
+// A device region as compiled code last found it (emu/jit/): the memory
+// instructions of a kernel's runs each look in one of kJitRegions of these
+// before they ask DeviceMemory::Find (regions do not change while a
+// dispatch runs). Empty: length 0.
+struct JitRegion {
+  uint64_t base = 0;
+  uint64_t length = 0;
+  uint8_t* host = nullptr;
+};
+inline constexpr int kJitRegions = 8;
+
 // Where the lanes of an instruction read and write: the lane file of a SIMD
 // group is an array of slots, each 32 lanes of 32 bits. Registers come
 // first, then uniforms (splatted), special registers, immediates (splatted).
@@ -38,6 +49,8 @@ struct ExecContext {
   // (memory_checker; null unless the race or init check is on).
   KernelChecker* checker = nullptr;
   KernelChecker* memory_checker = nullptr;
+
+  JitRegion jit_regions[kJitRegions];
 
   uint32_t* Slot(uint16_t s) const { return slots + s * kLanes; }
 };

@@ -72,11 +72,15 @@ bool InlinableMemory(const DecodedInstruction& d) {
           inst.space == isa::AddressSpace::kThreadgroup);
 }
 
-// For a compiled run: where [lowest, lowest + length) lies in one device
-// region, its host address, else null: DeviceHost, as SpanOf asks it.
-const uint8_t* DeviceSpanHost(const ExecContext* ctx, uint64_t lowest,
-                              uint64_t length) {
-  return DeviceHost(*ctx, lowest, length);
+// For a compiled run whose region `cache` missed: where [lowest, lowest +
+// length) lies in one device region, its host address, else null
+// (DeviceHost, as SpanOf asks it); the region found goes in the cache.
+const uint8_t* DeviceSpanHost(ExecContext* ctx, uint64_t lowest,
+                              uint64_t length, uint32_t cache) {
+  const MemoryRegion* r = ctx->device->Find(lowest, length);
+  if (r == nullptr) return nullptr;
+  ctx->jit_regions[cache] = {r->base, r->length, r->host};
+  return r->host + (lowest - r->base);
 }
 
 class RunEmitter {
@@ -694,13 +698,46 @@ class RunEmitter {
   }
 
   // The host address of [lowest, lowest + length) where one device region
-  // holds it, else null (DeviceSpanHost).
+  // holds it, else null: this memory instruction's JitRegion when it holds
+  // the span, else DeviceSpanHost.
   llvm::Value* DeviceSpan(llvm::Value* lowest, llvm::Value* length) {
-    auto* type = llvm::FunctionType::get(
-        ptr_, {ptr_, b_.getInt64Ty(), b_.getInt64Ty()}, false);
-    return b_.CreateCall(type,
-                         Address(reinterpret_cast<uint64_t>(&DeviceSpanHost)),
-                         {ctx_, lowest, length});
+    const uint32_t cache = next_region_++ % kJitRegions;
+    llvm::Value* entry =
+        FieldOf(offsetof(ExecContext, jit_regions) + cache * sizeof(JitRegion));
+    auto* i64 = b_.getInt64Ty();
+    llvm::Value* base = b_.CreateLoad(
+        i64, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), entry,
+                                           offsetof(JitRegion, base)));
+    llvm::Value* size = b_.CreateLoad(
+        i64, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), entry,
+                                           offsetof(JitRegion, length)));
+    llvm::Value* offset = b_.CreateSub(lowest, base);
+    llvm::Value* hit =
+        b_.CreateAnd(b_.CreateICmpULE(offset, size),
+                     b_.CreateICmpULE(length, b_.CreateSub(size, offset)));
+    auto* found = llvm::BasicBlock::Create(c_, "region_hit", fn_);
+    auto* miss = llvm::BasicBlock::Create(c_, "region_miss", fn_);
+    auto* join = llvm::BasicBlock::Create(c_, "region", fn_);
+    b_.CreateCondBr(hit, found, miss);
+    b_.SetInsertPoint(found);
+    llvm::Value* host = b_.CreateGEP(
+        b_.getInt8Ty(),
+        b_.CreateLoad(ptr_,
+                      b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), entry,
+                                                    offsetof(JitRegion, host))),
+        offset);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(miss);
+    auto* type = llvm::FunctionType::get(ptr_, {ptr_, i64, i64, i32_}, false);
+    llvm::Value* looked_up = b_.CreateCall(
+        type, Address(reinterpret_cast<uint64_t>(&DeviceSpanHost)),
+        {ctx_, lowest, length, b_.getInt32(cache)});
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    llvm::PHINode* result = b_.CreatePHI(ptr_, 2);
+    result->addIncoming(host, found);
+    result->addIncoming(looked_up, miss);
+    return result;
   }
 
   // Flush's stores, leaving the cache as it is (dirty values stay dirty:
@@ -739,6 +776,7 @@ class RunEmitter {
   llvm::PHINode* count_ = nullptr;
   llvm::Value* limit_ = nullptr;
   llvm::BasicBlock* header_ = nullptr;
+  uint32_t next_region_ = 0;         // the JitRegion of the next memory access
   std::map<uint16_t, Entry> cache_;  // by slot, in slot order
 };
 

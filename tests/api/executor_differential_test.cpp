@@ -271,8 +271,12 @@ std::string RandomProgram(std::mt19937& rng, bool with_fault) {
         s << "    eq.u32 r9, r13, 1\n"
           << "    mul.u32 r9, r9, 100000\n"
           << "    add.u32 r9, r9, r0\n";
-      } else {
+      } else if (rng() % 2 == 0) {
         s << "    add.u32 r9, r0, 100000\n";
+      } else {
+        // Across the end of `in` (512 threads x 8 words) in the last SIMD
+        // group only: the ones before found the region first.
+        s << "    add.u32 r9, r0, 3600\n";
       }
       s << "    ld.device.u32 r1, [u0 + r9*4]\n"
         << "    add.u32 r2, r2, r1\n";
