@@ -85,7 +85,6 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
     EmitRun(*module, kernel, begin, kernel.code[begin].run_end,
             prefix + std::to_string(begin));
   }
-  if (getenv("MTLEMU_JIT_DUMP_TMP")) module->print(llvm::errs(), nullptr);
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*module, &os)) {

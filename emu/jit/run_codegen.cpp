@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "emu/exec/memory_access.h"
 
@@ -536,6 +537,54 @@ class RunEmitter {
     return b_.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_and, lanes);
   }
 
+  // The active lanes' threadgroup offsets before the displacement, for
+  // one base and index value: their range and, with every lane active,
+  // whether they are consecutive words, the same 16 in both halves (two
+  // rows of a 16-wide threadgroup), or one word per half.
+  struct LanePattern {
+    llvm::Value* offsets;
+    llvm::Value* lowest;
+    llvm::Value* highest;
+    llvm::Value* consecutive;
+    llvm::Value* same_halves;
+    llvm::Value* uniform_halves;
+  };
+  const LanePattern& PatternOf(const DecodedMemoryRef& mem) {
+    llvm::Value* base = mem.base == kNoSlot ? nullptr : Get(mem.base);
+    llvm::Value* index = mem.index == kNoSlot ? nullptr : Get(mem.index);
+    const auto key = std::make_tuple(base, index, mem.scale);
+    const auto it = patterns_.find(key);
+    if (it != patterns_.end()) return it->second;
+    llvm::Value* a = Splat(0);
+    if (base != nullptr) a = base;
+    if (index != nullptr) {
+      a = b_.CreateAdd(a, b_.CreateMul(index, Splat(mem.scale)));
+    }
+    LanePattern p;
+    p.offsets = a;
+    p.lowest = b_.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_umin,
+                                       b_.CreateSelect(active_, a, Splat(~0u)));
+    p.highest = b_.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_umax,
+                                        b_.CreateSelect(active_, a, Splat(0)));
+    llvm::Value* all_active = b_.CreateICmpEQ(mask_, b_.getInt32(~0u));
+    llvm::Value* a0 =
+        b_.CreateVectorSplat(kLanes, b_.CreateExtractElement(a, uint64_t{0}));
+    std::vector<llvm::Constant*> row_steps;
+    std::vector<int> halves;
+    for (int l = 0; l < kLanes; ++l) {
+      row_steps.push_back(b_.getInt32(4 * (l % (kLanes / 2))));
+      halves.push_back(l < kLanes / 2 ? 0 : kLanes / 2);
+    }
+    const auto all_equal = [&](llvm::Value* expected) {
+      return b_.CreateAnd(all_active, AllOf(b_.CreateICmpEQ(a, expected)));
+    };
+    p.consecutive = all_equal(b_.CreateAdd(a0, Steps(4, i32_)));
+    p.same_halves =
+        all_equal(b_.CreateAdd(a0, llvm::ConstantVector::get(row_steps)));
+    p.uniform_halves = all_equal(b_.CreateShuffleVector(a, a, halves));
+    return patterns_[key] = p;
+  }
+
   // A way through a memory instruction, ending in the merge block: the
   // loaded value (null for a store) and the block it comes from.
   using Incoming = std::vector<std::pair<llvm::Value*, llvm::BasicBlock*>>;
@@ -569,11 +618,13 @@ class RunEmitter {
     auto* merge = llvm::BasicBlock::Create(c_, "merge", fn_);
     auto* slow = llvm::BasicBlock::Create(c_, "slow", fn_);
     Incoming incoming;
-    llvm::Value* host;      // where offset 0 is
-    llvm::Value* pointers;  // each lane's, for a gather or scatter
-    llvm::Value* first;     // lane 0's offset from host
+    llvm::Value* host;              // where offset 0 is
+    llvm::Value* pointers;          // each lane's, for a gather or scatter
+    llvm::Value* first;             // lane 0's offset from host
+    llvm::Value* second = nullptr;  // lane 16's offset (threadgroup)
     llvm::Value* in_bounds;
     llvm::Value* consecutive;
+    const LanePattern* pattern = nullptr;  // threadgroup accesses
     if (mem.wide_base) {
       llvm::Value* base = UniformBase(mem);
       if (base != nullptr && mem.index != kNoSlot && mem.scale == 4) {
@@ -633,24 +684,36 @@ class RunEmitter {
                                 Steps(4, b_.getInt64Ty()))));
       pointers = b_.CreateGEP(b_.getInt8Ty(), host, offsets);
     } else {
-      // Threadgroup offsets are 32 bits: in bounds when offset <= size - 4
-      // (so below 2^31: a gather's signed 32-bit indices are right).
+      // Threadgroup offsets are 32 bits. The lanes' offsets before the
+      // displacement, their range and their shape are worked out once per
+      // base and index value (PatternOf); each access adds its
+      // displacement to the range.
       host = b_.CreateLoad(ptr_,
                            FieldOf(offsetof(ExecContext, threadgroup_memory)));
-      llvm::Value* size = b_.CreateLoad(
-          i32_, FieldOf(offsetof(ExecContext, threadgroup_memory_size)));
-      llvm::Value* offsets = LaneAddresses(mem);
-      llvm::Value* lane_ok = b_.CreateICmpULE(
-          offsets,
-          b_.CreateVectorSplat(kLanes, b_.CreateSub(size, b_.getInt32(4))));
-      in_bounds =
-          b_.CreateAnd(b_.CreateICmpUGE(size, b_.getInt32(4)),
-                       AllOf(b_.CreateOr(lane_ok, b_.CreateNot(active_))));
-      first = b_.CreateExtractElement(offsets, uint64_t{0});
-      consecutive = AllOf(b_.CreateICmpEQ(
-          offsets,
-          b_.CreateAdd(b_.CreateVectorSplat(kLanes, first), Steps(4, i32_))));
-      first = b_.CreateZExt(first, b_.getInt64Ty());
+      llvm::Value* size = b_.CreateZExt(
+          b_.CreateLoad(
+              i32_, FieldOf(offsetof(ExecContext, threadgroup_memory_size))),
+          b_.getInt64Ty());
+      pattern = &PatternOf(mem);
+      llvm::Value* displacement =
+          b_.getInt64(static_cast<uint64_t>(int64_t{mem.displacement}));
+      llvm::Value* lo = b_.CreateAdd(
+          b_.CreateZExt(pattern->lowest, b_.getInt64Ty()), displacement);
+      llvm::Value* hi = b_.CreateAdd(
+          b_.CreateZExt(pattern->highest, b_.getInt64Ty()), displacement);
+      in_bounds = b_.CreateAnd(
+          b_.CreateICmpSGE(lo, b_.getInt64(0)),
+          b_.CreateICmpULE(b_.CreateAdd(hi, b_.getInt64(4)), size));
+      // In bounds, every active offset is below 2^16: no lane wraps, and a
+      // gather's signed 32-bit indices are right.
+      llvm::Value* offsets = b_.CreateAdd(
+          pattern->offsets, Splat(static_cast<uint32_t>(mem.displacement)));
+      first = b_.CreateZExt(b_.CreateExtractElement(offsets, uint64_t{0}),
+                            b_.getInt64Ty());
+      second =
+          b_.CreateZExt(b_.CreateExtractElement(offsets, uint64_t{kLanes / 2}),
+                        b_.getInt64Ty());
+      consecutive = pattern->consecutive;
       pointers = b_.CreateGEP(b_.getInt8Ty(), host, offsets);
     }
     auto* fast = llvm::BasicBlock::Create(c_, "fast", fn_);
@@ -665,11 +728,44 @@ class RunEmitter {
               incoming);
 
     b_.SetInsertPoint(sparse);
+    if (load && pattern != nullptr) {
+      // Two rows of 16 lanes (a 16-wide threadgroup): the same 16 words
+      // in each half, or one word per half.
+      auto* v16i32 = llvm::FixedVectorType::get(i32_, kLanes / 2);
+      auto* rows = llvm::BasicBlock::Create(c_, "rows", fn_);
+      auto* not_rows = llvm::BasicBlock::Create(c_, "not_rows", fn_);
+      auto* words = llvm::BasicBlock::Create(c_, "words", fn_);
+      auto* gather = llvm::BasicBlock::Create(c_, "gather", fn_);
+      b_.CreateCondBr(pattern->same_halves, rows, not_rows);
+      b_.SetInsertPoint(rows);
+      llvm::Value* row = b_.CreateAlignedLoad(
+          v16i32, b_.CreateGEP(b_.getInt8Ty(), host, first), llvm::Align(1));
+      std::vector<int> twice;
+      for (int l = 0; l < kLanes; ++l) twice.push_back(l % (kLanes / 2));
+      incoming.emplace_back(b_.CreateShuffleVector(row, row, twice), rows);
+      b_.CreateBr(merge);
+      b_.SetInsertPoint(not_rows);
+      b_.CreateCondBr(pattern->uniform_halves, words, gather);
+      b_.SetInsertPoint(words);
+      llvm::Value* low = b_.CreateAlignedLoad(
+          i32_, b_.CreateGEP(b_.getInt8Ty(), host, first), llvm::Align(1));
+      llvm::Value* high = b_.CreateAlignedLoad(
+          i32_, b_.CreateGEP(b_.getInt8Ty(), host, second), llvm::Align(1));
+      llvm::Value* pair = b_.CreateInsertElement(
+          b_.CreateInsertElement(llvm::PoisonValue::get(v32i32_), low,
+                                 uint64_t{0}),
+          high, uint64_t{1});
+      std::vector<int> halves;
+      for (int l = 0; l < kLanes; ++l) halves.push_back(l < kLanes / 2 ? 0 : 1);
+      incoming.emplace_back(b_.CreateShuffleVector(pair, pair, halves), words);
+      b_.CreateBr(merge);
+      b_.SetInsertPoint(gather);
+    }
     if (load) {
       incoming.emplace_back(
           b_.CreateMaskedGather(v32i32_, pointers, llvm::Align(1), active_,
                                 llvm::Constant::getNullValue(v32i32_)),
-          sparse);
+          b_.GetInsertBlock());
     } else {
       b_.CreateMaskedScatter(stored, pointers, llvm::Align(1), active_);
     }
@@ -776,7 +872,9 @@ class RunEmitter {
   llvm::PHINode* count_ = nullptr;
   llvm::Value* limit_ = nullptr;
   llvm::BasicBlock* header_ = nullptr;
-  uint32_t next_region_ = 0;         // the JitRegion of the next memory access
+  uint32_t next_region_ = 0;  // the JitRegion of the next memory access
+  std::map<std::tuple<llvm::Value*, llvm::Value*, uint8_t>, LanePattern>
+      patterns_;
   std::map<uint16_t, Entry> cache_;  // by slot, in slot order
 };
 

@@ -177,7 +177,7 @@ std::string RandomInstruction(std::mt19937& rng) {
   const bool f = t == "f32";
   const auto any = [&] { return Reg(1 + static_cast<int>(rng() % kValues)); };
   const std::string d = any();
-  switch (rng() % 16) {
+  switch (rng() % 20) {
     case 0: {
       static const char* kOps[] = {"add", "sub", "mul", "min", "max"};
       return std::string(kOps[rng() % 5]) + "." + t + " " + d + ", " + any() +
@@ -229,16 +229,42 @@ std::string RandomInstruction(std::mt19937& rng) {
     case 15:  // and store, into the input (compared too)
       return "add.u32 r9, r0, " + std::to_string(rng() % 64) +
              "\n    st.device.u32 [u0 + r9*4], " + any();
+    // Threadgroup memory (1 KB) in the shapes the JIT tells apart.
+    case 16:  // the same 16 words in each half of the SIMD group
+      return "and.u32 r9, r0, 15\n    ld.threadgroup.u32 " + d +
+             ", [r9*4 + " + std::to_string(4 * (rng() % 240)) + "]";
+    case 17:  // one word per half (as a base, the displacement below it)
+      return "shr.u32 r9, r0, 4\n    and.u32 r9, r9, 7\n    shl.u32 r9, r9, "
+             "2\n    add.u32 r9, r9, 64\n    ld.threadgroup.u32 " +
+             d + ", [r9 - " + std::to_string(4 * (rng() % 16)) + "]";
+    case 18:  // consecutive words, stored
+      return "and.u32 r9, r0, 63\n    st.threadgroup.u32 [r9*4 + " +
+             std::to_string(4 * (rng() % 192)) + "], " + any();
+    case 19:  // anywhere
+      return "and.u32 r9, " + any() + ", 255\n    ld.threadgroup.u32 " + d +
+             ", [r9*4]";
     default:
       return "mul.f32 " + d + ", " + any() + ", " + any();
   }
 }
 
-std::string RandomProgram(std::mt19937& rng, bool with_fault) {
+// Where a faulting program goes out of bounds.
+enum class Fault {
+  kNone,
+  kLastTimeRound,
+  kFarPastTheEnd,
+  kAcrossTheEnd,
+  kThreadgroupEnd,
+  kThreadgroupStart,
+};
+constexpr int kFaults = 5;
+
+std::string RandomProgram(std::mt19937& rng, Fault fault) {
   std::ostringstream s;
   s << ".kernel k\n"
     << ".buffer 0 u0 device uint in\n"
     << ".buffer 1 u2 device uint out\n"
+    << ".threadgroup_memory 1024\n"
     << "    mov.u32 r0, %thread_position_in_grid.x\n"
     << "    shl.u32 r10, r0, 3\n";
   for (int v = 1; v <= kValues; ++v) {
@@ -255,7 +281,12 @@ std::string RandomProgram(std::mt19937& rng, bool with_fault) {
     }
     // Some are loops (counted down in r13): as many times round in every
     // lane (the JIT goes round in compiled code), or 1 to 4 times by lane.
-    const int loop = static_cast<int>(rng() % 3);  // none, uniform, by lane
+    int loop = static_cast<int>(rng() % 3);  // none, uniform, by lane
+    if (b == blocks - 1 && fault == Fault::kLastTimeRound && loop == 0) {
+      loop = 1;
+    } else if (b == blocks - 1 && fault > Fault::kLastTimeRound) {
+      loop = 0;
+    }
     if (loop == 1) s << "    mov.u32 r13, " << (2 + rng() % 5) << "\n";
     if (loop == 2) {
       s << "    and.u32 r13, r0, 3\n"
@@ -264,19 +295,32 @@ std::string RandomProgram(std::mt19937& rng, bool with_fault) {
     if (loop != 0) s << "loop" << b << ":\n";
     const int n = 2 + static_cast<int>(rng() % 24);
     for (int i = 0; i < n; ++i) s << "    " << RandomInstruction(rng) << "\n";
-    if (with_fault && b == blocks - 1) {
-      // Past the end for some lanes, between inlined instructions; in a
-      // loop, the last time round only.
-      if (loop != 0) {
-        s << "    eq.u32 r9, r13, 1\n"
-          << "    mul.u32 r9, r9, 100000\n"
-          << "    add.u32 r9, r9, r0\n";
-      } else if (rng() % 2 == 0) {
-        s << "    add.u32 r9, r0, 100000\n";
-      } else {
-        // Across the end of `in` (512 threads x 8 words) in the last SIMD
-        // group only: the ones before found the region first.
-        s << "    add.u32 r9, r0, 3600\n";
+    if (fault != Fault::kNone && b == blocks - 1) {
+      // Past the end for some lanes, between inlined instructions.
+      switch (fault) {
+        case Fault::kNone:
+        case Fault::kLastTimeRound:  // in a loop: the last time round only
+          s << "    eq.u32 r9, r13, 1\n"
+            << "    mul.u32 r9, r9, 100000\n"
+            << "    add.u32 r9, r9, r0\n";
+          break;
+        case Fault::kFarPastTheEnd:
+          s << "    add.u32 r9, r0, 100000\n";
+          break;
+        case Fault::kAcrossTheEnd:
+          // Across the end of `in` (512 threads x 8 words) in the last
+          // SIMD group only: the ones before found the region first.
+          s << "    add.u32 r9, r0, 3600\n";
+          break;
+        case Fault::kThreadgroupEnd:  // from lane 6 of each row on
+          s << "    and.u32 r9, r0, 15\n"
+            << "    ld.threadgroup.u32 r1, [r9*4 + 1000]\n";
+          break;
+        case Fault::kThreadgroupStart:  // lanes 0 and 1 of each row wrap
+          s << "    and.u32 r9, r0, 15\n"
+            << "    shl.u32 r9, r9, 2\n"
+            << "    ld.threadgroup.u32 r1, [r9 - 8]\n";
+          break;
       }
       s << "    ld.device.u32 r1, [u0 + r9*4]\n"
         << "    add.u32 r2, r2, r1\n";
@@ -319,7 +363,7 @@ TEST(ExecutorDifferentialTest, RandomIsaProgramsGiveTheSameBits) {
   std::mt19937 rng(20261128);
   int ran = 0;
   for (int program = 0; program < 100; ++program) {
-    const std::string text = RandomProgram(rng, false);
+    const std::string text = RandomProgram(rng, Fault::kNone);
     const Launch launch = RandomLaunch(rng, 200);  // a partial last group
     const auto make = [&](Device& device) {
       return device.newLibraryWithISA(text, "random.s");
@@ -334,7 +378,8 @@ TEST(ExecutorDifferentialTest, RandomIsaProgramsGiveTheSameBits) {
 TEST(ExecutorDifferentialTest, FaultsInCompiledRunsStopAtTheSameInstruction) {
   std::mt19937 rng(7);
   for (int program = 0; program < 30; ++program) {
-    const std::string text = RandomProgram(rng, true);
+    const std::string text =
+        RandomProgram(rng, static_cast<Fault>(1 + program % kFaults));
     const Launch launch = RandomLaunch(rng, 512);
     const auto make = [&](Device& device) {
       return device.newLibraryWithISA(text, "random.s");
@@ -352,7 +397,7 @@ TEST(ExecutorDifferentialTest, AutoCompilesOnceADispatchIsBigEnough) {
   auto device = Device::Create("m1").value();
   device->options().executor = emu::Executor::kAuto;
   std::mt19937 rng(5);
-  const std::string text = RandomProgram(rng, false);
+  const std::string text = RandomProgram(rng, Fault::kNone);
   auto library = device->newLibraryWithISA(text, "random.s").value();
   auto pipeline =
       device->newComputePipelineState(library->newFunction("k").value())
