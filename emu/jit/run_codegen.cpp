@@ -114,11 +114,11 @@ class RunEmitter {
     active_ = b_.CreateICmpNE(b_.CreateAnd(b_.CreateVectorSplat(kLanes, mask_),
                                            llvm::ConstantVector::get(bits)),
                               llvm::Constant::getNullValue(v32i32_), "active");
-    const DecodedInstruction* branch =
+    const DecodedInstruction* next =
         end < kernel_.code.size() ? &kernel_.code[end] : nullptr;
-    const bool loop = branch != nullptr && branch->target == begin &&
-                      (branch->flow == Flow::kBranchNonZero ||
-                       branch->flow == Flow::kBranchZero);
+    const bool loop =
+        next != nullptr && next->target == begin &&
+        (next->flow == Flow::kBranchNonZero || next->flow == Flow::kBranchZero);
     std::vector<std::pair<uint16_t, llvm::PHINode*>> carried;
     if (loop) carried = EnterLoop(begin, end);
     for (uint32_t pc = begin; pc < end; ++pc) {
@@ -132,8 +132,9 @@ class RunEmitter {
         EmitCall(d, pc, pc - begin);
       }
     }
-    if (loop) LeaveLoop(*branch, carried);
-    Flush();
+    if (loop) LeaveLoop(*next, carried);
+    // Lanes that exit next read no register again: nothing to write back.
+    if (next == nullptr || next->flow != Flow::kExit) Flush();
     StoreTrips();
     b_.CreateRet(b_.getInt32(end - begin));
     return fn_;

@@ -225,16 +225,22 @@ loop:
 .end
 )";
 
-TEST(ControlFlow, TimeoutStopsAnInfiniteLoop) {
-  KernelHarness h(kInfiniteLoop);
+// Runs `kernel` on 64 threads in threadgroups of `group` with a 200 ms
+// timeout, which must stop it.
+void ExpectTimesOut(const char* kernel, uint64_t group) {
+  KernelHarness h(kernel);
   ASSERT_TRUE(h.status().ok()) << h.status().error().message;
   h.device().options().timeout = std::chrono::milliseconds(200);
   h.SetBuffer(0, std::vector<int32_t>(64));
-  ASSERT_TRUE(h.DispatchThreads({64, 1, 1}, {32, 1, 1}).ok());
+  ASSERT_TRUE(h.DispatchThreads({64, 1, 1}, {group, 1, 1}).ok());
   ASSERT_NE(h.error(), nullptr);
   EXPECT_EQ(h.error()->code, CommandBufferErrorCode::kTimeout);
   EXPECT_NE(h.error()->message.find("timeout"), std::string::npos)
       << h.error()->message;
+}
+
+TEST(ControlFlow, TimeoutStopsAnInfiniteLoop) {
+  ExpectTimesOut(kInfiniteLoop, 32);
 }
 
 // A loop whose body is one straight run of arithmetic, every lane going
@@ -257,13 +263,7 @@ done:
 )";
 
 TEST(ControlFlow, TimeoutStopsAnInfiniteLoopOfArithmetic) {
-  KernelHarness h(kInfiniteArithmeticLoop);
-  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
-  h.device().options().timeout = std::chrono::milliseconds(200);
-  h.SetBuffer(0, std::vector<int32_t>(64));
-  ASSERT_TRUE(h.DispatchThreads({64, 1, 1}, {64, 1, 1}).ok());
-  ASSERT_NE(h.error(), nullptr);
-  EXPECT_EQ(h.error()->code, CommandBufferErrorCode::kTimeout);
+  ExpectTimesOut(kInfiniteArithmeticLoop, 64);
 }
 
 // The clock is looked at every so many instructions of a SIMD group; a loop
@@ -279,13 +279,7 @@ loop:
 )";
 
 TEST(ControlFlow, TimeoutStopsAnInfiniteLoopThroughABarrier) {
-  KernelHarness h(kInfiniteLoopThroughABarrier);
-  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
-  h.device().options().timeout = std::chrono::milliseconds(200);
-  h.SetBuffer(0, std::vector<int32_t>(64));
-  ASSERT_TRUE(h.DispatchThreads({64, 1, 1}, {64, 1, 1}).ok());
-  ASSERT_NE(h.error(), nullptr);
-  EXPECT_EQ(h.error()->code, CommandBufferErrorCode::kTimeout);
+  ExpectTimesOut(kInfiniteLoopThroughABarrier, 64);
 }
 
 // 2^32 threadgroups of one thread that exits at once: the deadline is
