@@ -59,10 +59,11 @@ struct DecodedInstruction;
 using Handler = void (*)(ExecContext&, const DecodedInstruction&);
 // A compiled run's loop: where the run is followed by a conditional branch
 // back to its first instruction (a loop whose body is one run), the
-// compiled code goes round again while every active lane takes the branch,
-// at most `limit` times a call; `taken` says how often it did.
+// compiled code goes round again while every active lane takes the branch
+// and the instructions of the times round (the run and the branch) fit in
+// `budget`; `taken` says how often it went round.
 struct JitTrips {
-  uint64_t limit = 0;
+  uint64_t budget = 0;
   uint64_t taken = 0;
 };
 

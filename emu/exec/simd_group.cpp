@@ -51,8 +51,18 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
   const DecodedInstruction* code = kernel.code.data();
   // Active-lane count, recomputed only when the mask changes (popcount is a
   // library call on baseline x86-64).
-  uint32_t counted_mask = 0;
-  uint64_t counted_lanes = 0;
+  uint32_t counted_mask = counted_mask_;
+  uint64_t counted_lanes = counted_lanes_;
+  // (Kept for the next call: a SIMD group returns at every barrier.)
+  struct KeepCount {
+    SimdGroup& sg;
+    const uint32_t& mask;
+    const uint64_t& lanes;
+    ~KeepCount() {
+      sg.counted_mask_ = mask;
+      sg.counted_lanes_ = lanes;
+    }
+  } keep{*this, counted_mask, counted_lanes};
   // The instruction run before this one (for finished_after_).
   uint32_t current = pc() > 0 ? pc() - 1 : 0;
   uint32_t previous = current;
@@ -82,8 +92,8 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       ctx.mask = mask;
       if (d.jit != nullptr) {
         // Each time round a compiled loop is the run and its branch; the
-        // limit keeps until_check at 1 or more.
-        JitTrips trips{(stop.until_check - 1) / (n + 1), 0};
+        // budget keeps until_check at 1 or more.
+        JitTrips trips{stop.until_check - 1, 0};
         const uint32_t ran = d.jit(&ctx, code, &trips);
         const uint64_t looped = trips.taken * (n + 1);
         stop.until_check -= looped;

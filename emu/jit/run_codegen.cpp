@@ -165,11 +165,13 @@ class RunEmitter {
     std::vector<std::pair<uint16_t, llvm::Value*>> initial;
     for (uint16_t slot : written) initial.emplace_back(slot, Get(slot));
     cache_.clear();
-    limit_ =
+    // Times round the budget allows: the run and its branch each time (a
+    // division by a constant: a multiply).
+    limit_ = b_.CreateUDiv(
         b_.CreateLoad(b_.getInt64Ty(),
-                      b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), trips_,
-                                                    offsetof(JitTrips, limit)),
-                      "limit");
+                      b_.CreateConstInBoundsGEP1_64(
+                          b_.getInt8Ty(), trips_, offsetof(JitTrips, budget))),
+        b_.getInt64(end - begin + 1), "limit");
     llvm::BasicBlock* entry = b_.GetInsertBlock();
     header_ = llvm::BasicBlock::Create(c_, "loop", fn_);
     b_.CreateBr(header_);
