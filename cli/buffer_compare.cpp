@@ -79,30 +79,33 @@ Result<Comparison> CompareBuffer(isa::ScalarType type,
   for (uint64_t i = 0; i < count; ++i) {
     const uint8_t* a = actual.data() + i * size;
     const uint8_t* e = expected.data.data() + i * size;
-    bool equal;
-    std::string got, want;
     if (isa::IsFloat(type)) {
       const double x = AsDouble(type, a), y = AsDouble(type, e);
-      equal =
-          (std::isnan(x) && std::isnan(y)) ||
-          std::fabs(x - y) <= tolerance.atol + tolerance.rtol * std::fabs(y);
-      got = fmt::format("{}", x);
-      want = fmt::format("{}", y);
-    } else {
-      const int64_t x = AsInteger(type, a), y = AsInteger(type, e);
-      equal = x == y;
-      got = isa::IsSigned(type) ? fmt::format("{}", x)
-                                : fmt::format("{}", static_cast<uint64_t>(x));
-      want = isa::IsSigned(type) ? fmt::format("{}", y)
-                                 : fmt::format("{}", static_cast<uint64_t>(y));
-    }
-    if (!equal) {
+      // An expected infinity is matched by itself only: inf - inf is NaN,
+      // and an infinite tolerance would take any value.
+      if (x == y || (std::isnan(x) && std::isnan(y)) ||
+          (std::isfinite(y) &&
+           std::fabs(x - y) <=
+               tolerance.atol + tolerance.rtol * std::fabs(y))) {
+        continue;
+      }
       if (c.mismatches < 5) {
         c.first_mismatches +=
-            fmt::format("  [{}] got {}, expected {}\n", i, got, want);
+            fmt::format("  [{}] got {}, expected {}\n", i, x, y);
       }
-      ++c.mismatches;
+    } else {
+      const int64_t x = AsInteger(type, a), y = AsInteger(type, e);
+      if (x == y) continue;
+      if (c.mismatches < 5) {
+        c.first_mismatches +=
+            isa::IsSigned(type)
+                ? fmt::format("  [{}] got {}, expected {}\n", i, x, y)
+                : fmt::format("  [{}] got {}, expected {}\n", i,
+                              static_cast<uint64_t>(x),
+                              static_cast<uint64_t>(y));
+      }
     }
+    ++c.mismatches;
   }
   return c;
 }
