@@ -9,14 +9,20 @@
 #     [BUFFERS "0=float[1024]:random(1)" "1=input.npy" ...]
 #     [BYTES "2=uint:1024" ...] [THREADGROUP_MEMORY "0=4096" ...]
 #     EXPECT "1=expected.npy" ...
-#     [RTOL 1e-5] [ATOL 1e-6])
+#     [RTOL 1e-5] [ATOL 1e-6]
+#     [EXIT_CODE 4])
 #
 # Relative paths are taken from the directory of the CMakeLists.txt that
 # calls it. The test fails on a compile error, a GPU fault, a timeout, or a
-# buffer that differs from its expected file beyond the tolerance.
+# buffer that differs from its expected file beyond the tolerance. With
+# EXIT_CODE, it passes only when mtlemu exits with that code (README's exit
+# codes: 4 for a buffer that must differ, 2 for a kernel that must fault),
+# never on another failure or a crash.
+set(_mtlemu_kernel_tests_dir ${CMAKE_CURRENT_LIST_DIR})
+
 function(mtlemu_add_kernel_test)
   cmake_parse_arguments(T ""
-    "NAME;SOURCE;KERNEL;GRID;GROUPS;THREADGROUP;CHIP;RTOL;ATOL"
+    "NAME;SOURCE;KERNEL;GRID;GROUPS;THREADGROUP;CHIP;RTOL;ATOL;EXIT_CODE"
     "BUFFERS;BYTES;THREADGROUP_MEMORY;EXPECT" ${ARGN})
   if(NOT T_NAME OR NOT T_SOURCE OR NOT T_KERNEL)
     message(FATAL_ERROR "mtlemu_add_kernel_test needs NAME, SOURCE and KERNEL")
@@ -48,6 +54,14 @@ function(mtlemu_add_kernel_test)
   foreach(e ${T_EXPECT})
     list(APPEND args --expect ${e})
   endforeach()
-  add_test(NAME ${T_NAME} COMMAND mtlemu::mtlemu ${args}
-           WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+  if(DEFINED T_EXIT_CODE)
+    add_test(NAME ${T_NAME}
+             COMMAND ${CMAKE_COMMAND} -DMTLEMU_EXIT_CODE=${T_EXIT_CODE}
+                     -P ${_mtlemu_kernel_tests_dir}/mtlemuExpectExit.cmake
+                     $<TARGET_FILE:mtlemu::mtlemu> ${args}
+             WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+  else()
+    add_test(NAME ${T_NAME} COMMAND mtlemu::mtlemu ${args}
+             WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+  endif()
 endfunction()
