@@ -231,8 +231,8 @@ std::string RandomInstruction(std::mt19937& rng) {
              "\n    st.device.u32 [u0 + r9*4], " + any();
     // Threadgroup memory (1 KB) in the shapes the JIT tells apart.
     case 16:  // the same 16 words in each half of the SIMD group
-      return "and.u32 r9, r0, 15\n    ld.threadgroup.u32 " + d +
-             ", [r9*4 + " + std::to_string(4 * (rng() % 240)) + "]";
+      return "and.u32 r9, r0, 15\n    ld.threadgroup.u32 " + d + ", [r9*4 + " +
+             std::to_string(4 * (rng() % 240)) + "]";
     case 17:  // one word per half (as a base, the displacement below it)
       return "shr.u32 r9, r0, 4\n    and.u32 r9, r9, 7\n    shl.u32 r9, r9, "
              "2\n    add.u32 r9, r9, 64\n    ld.threadgroup.u32 " +
