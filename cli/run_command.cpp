@@ -250,10 +250,9 @@ int Run(const RunOptions& options) {
   std::shared_ptr<Device> device = Unwrap(Device::Create(options.chip));
   device->options().host_threads = options.threads;
   if (options.executor) {
+    // (CLI11 has checked the name.)
     device->options().executor =
-        *options.executor == "jit"           ? emu::Executor::kJit
-        : *options.executor == "interpreter" ? emu::Executor::kInterpreter
-                                             : emu::Executor::kAuto;
+        emu::ParseExecutor(*options.executor).value_or(emu::Executor::kAuto);
   }
   if (options.threads < 0) {
     throw RunError(

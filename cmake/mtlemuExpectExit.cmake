@@ -3,17 +3,13 @@
 #   cmake -DMTLEMU_EXIT_CODE=4 -P mtlemuExpectExit.cmake COMMAND [ARGS...]
 # Its output passes through; a crash or any other exit status fails.
 set(command "")
-set(after_script FALSE)
+set(first -1)  # the command's index: after "-P" and the script
 math(EXPR last "${CMAKE_ARGC} - 1")
 foreach(i RANGE ${last})
-  if(after_script)
+  if(first EQUAL -1 AND CMAKE_ARGV${i} STREQUAL "-P")
+    math(EXPR first "${i} + 2")
+  elseif(NOT first EQUAL -1 AND i GREATER_EQUAL first)
     list(APPEND command "${CMAKE_ARGV${i}}")
-  elseif(CMAKE_ARGV${i} STREQUAL "-P")
-    math(EXPR script "${i} + 1")
-    set(skip ${script})
-  endif()
-  if(DEFINED skip AND i EQUAL skip)
-    set(after_script TRUE)
   endif()
 endforeach()
 if(NOT command)

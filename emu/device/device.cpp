@@ -22,11 +22,9 @@ Result<std::shared_ptr<Device>> Device::Create(std::string_view chip) {
   auto device = std::make_shared<Device>(*spec);
   if (const char* executor = std::getenv("MTLEMU_EXECUTOR")) {
     const std::string_view e = executor;
-    if (e == "jit") {
-      device->options().executor = emu::Executor::kJit;
-    } else if (e == "interpreter") {
-      device->options().executor = emu::Executor::kInterpreter;
-    } else if (e != "auto" && !e.empty()) {
+    if (const auto parsed = emu::ParseExecutor(e)) {
+      device->options().executor = *parsed;
+    } else if (!e.empty()) {
       return Error{"MTLEMU_EXECUTOR is '" + std::string(e) +
                    "': it takes auto, interpreter or jit"};
     }

@@ -49,20 +49,6 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
                                StopSignal& stop, SimdGroupStats& total) {
   LocalStats stats(total);
   const DecodedInstruction* code = kernel.code.data();
-  // Active-lane count, recomputed only when the mask changes (popcount is a
-  // library call on baseline x86-64).
-  uint32_t counted_mask = counted_mask_;
-  uint64_t counted_lanes = counted_lanes_;
-  // (Kept for the next call: a SIMD group returns at every barrier.)
-  struct KeepCount {
-    SimdGroup& sg;
-    const uint32_t& mask;
-    const uint64_t& lanes;
-    ~KeepCount() {
-      sg.counted_mask_ = mask;
-      sg.counted_lanes_ = lanes;
-    }
-  } keep{*this, counted_mask, counted_lanes};
   // The instruction run before this one (for finished_after_).
   uint32_t current = pc() > 0 ? pc() - 1 : 0;
   uint32_t previous = current;
@@ -74,9 +60,9 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       stack_.pop_back();
       continue;
     }
-    if (mask != counted_mask) {
-      counted_mask = mask;
-      counted_lanes = static_cast<uint64_t>(std::popcount(mask));
+    if (mask != counted_mask_) {
+      counted_mask_ = mask;
+      counted_lanes_ = static_cast<uint64_t>(std::popcount(mask));
     }
     const DecodedInstruction& d = code[top.pc];
     if (d.run_end > top.pc && trace_ == nullptr) [[likely]] {
@@ -98,10 +84,10 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
         const uint64_t looped = trips.taken * (n + 1);
         stop.until_check -= looped;
         stats.instructions += looped;
-        stats.lane_instructions += looped * counted_lanes;
+        stats.lane_instructions += looped * counted_lanes_;
         if (ctx.faulted) [[unlikely]] {
           stats.instructions += ran + 1;
-          stats.lane_instructions += (ran + 1) * counted_lanes;
+          stats.lane_instructions += (ran + 1) * counted_lanes_;
           top.pc += ran;
           return status_ = SimdGroupStatus::kFaulted;
         }
@@ -111,14 +97,14 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
           if (ctx.faulted) [[unlikely]] {
             const uint64_t ran = pc + 1 - top.pc;
             stats.instructions += ran;
-            stats.lane_instructions += ran * counted_lanes;
+            stats.lane_instructions += ran * counted_lanes_;
             top.pc = pc;
             return status_ = SimdGroupStatus::kFaulted;
           }
         }
       }
       stats.instructions += n;
-      stats.lane_instructions += n * counted_lanes;
+      stats.lane_instructions += n * counted_lanes_;
       current = end - 1;
       top.pc = end;
       continue;
@@ -133,7 +119,7 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       RecordEvent(ctx, d, top.pc, mask, *trace_);
     }
     ++stats.instructions;
-    stats.lane_instructions += counted_lanes;
+    stats.lane_instructions += counted_lanes_;
     switch (d.flow) {
       case Flow::kNext:
         ctx.mask = mask;

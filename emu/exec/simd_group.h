@@ -83,7 +83,9 @@ class SimdGroup {
   std::vector<uint32_t> lane_file_;
   std::vector<ReconvergenceEntry> stack_;
   uint32_t live_ = 0;  // lanes that exist and have not exited
-  // The last execution mask whose lanes Run counted, and their count.
+  // The last execution mask whose lanes Run counted, and their count:
+  // recounted only when the mask changes, and kept across the returns at
+  // barriers (popcount is a library call on baseline x86-64).
   uint32_t counted_mask_ = 0;
   uint64_t counted_lanes_ = 0;
   uint32_t finished_after_ = 0;

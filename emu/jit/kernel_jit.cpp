@@ -62,6 +62,13 @@ bool WorthCompiling(const DecodedKernel& kernel, uint32_t begin) {
 
 }  // namespace
 
+std::optional<Executor> ParseExecutor(std::string_view name) {
+  if (name == "auto") return Executor::kAuto;
+  if (name == "interpreter") return Executor::kInterpreter;
+  if (name == "jit") return Executor::kJit;
+  return std::nullopt;
+}
+
 bool CompileRuns(DecodedKernel& kernel, std::string& note) {
   std::vector<uint32_t> runs;
   for (uint32_t pc = 0; pc < kernel.code.size(); ++pc) {

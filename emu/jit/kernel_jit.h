@@ -6,7 +6,9 @@
 // alone, with a note.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "emu/exec/decoded_kernel.h"
 
@@ -22,6 +24,10 @@ enum class Executor : uint8_t {
   kJit,          // compiled when the pipeline is made (tests, benchmarks)
 };
 inline constexpr uint64_t kJitMinWork = uint64_t{1} << 24;
+
+// The executor a name gives ("auto", "interpreter", "jit"), or nullopt:
+// MTLEMU_EXECUTOR and `mtlemu run --executor` both take these.
+std::optional<Executor> ParseExecutor(std::string_view name);
 
 // Compiles the straight runs of `kernel` worth compiling (at least two
 // inlined instructions), setting DecodedInstruction::jit at each run's

@@ -114,6 +114,7 @@ class RunEmitter {
     active_ = b_.CreateICmpNE(b_.CreateAnd(b_.CreateVectorSplat(kLanes, mask_),
                                            llvm::ConstantVector::get(bits)),
                               llvm::Constant::getNullValue(v32i32_), "active");
+    all_active_ = b_.CreateICmpEQ(mask_, b_.getInt32(~0u), "all_active");
     const DecodedInstruction* next =
         end < kernel_.code.size() ? &kernel_.code[end] : nullptr;
     const bool loop =
@@ -494,17 +495,9 @@ class RunEmitter {
     return b_.CreateOr(lo, b_.CreateShl(hi, 32));
   }
 
-  // The lanes' byte addresses as LaneAddress computes them: <32 x i64>
-  // for device memory, <32 x i32> (wrapping) for threadgroup memory.
-  llvm::Value* LaneAddresses(const DecodedMemoryRef& mem) {
-    if (!mem.wide_base) {
-      llvm::Value* a = Splat(static_cast<uint32_t>(mem.displacement));
-      if (mem.base != kNoSlot) a = b_.CreateAdd(a, Get(mem.base));
-      if (mem.index != kNoSlot) {
-        a = b_.CreateAdd(a, b_.CreateMul(Get(mem.index), Splat(mem.scale)));
-      }
-      return a;
-    }
+  // Device lanes' byte addresses as LaneAddress computes them, <32 x i64>
+  // (threadgroup offsets: PatternOf).
+  llvm::Value* DeviceAddresses(const DecodedMemoryRef& mem) {
     auto* v64 = llvm::FixedVectorType::get(b_.getInt64Ty(), kLanes);
     llvm::Value* a = llvm::ConstantVector::getSplat(
         llvm::ElementCount::getFixed(kLanes),
@@ -569,7 +562,6 @@ class RunEmitter {
                                        b_.CreateSelect(active_, a, Splat(~0u)));
     p.highest = b_.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_umax,
                                         b_.CreateSelect(active_, a, Splat(0)));
-    llvm::Value* all_active = b_.CreateICmpEQ(mask_, b_.getInt32(~0u));
     llvm::Value* a0 =
         b_.CreateVectorSplat(kLanes, b_.CreateExtractElement(a, uint64_t{0}));
     std::vector<llvm::Constant*> row_steps;
@@ -579,7 +571,7 @@ class RunEmitter {
       halves.push_back(l < kLanes / 2 ? 0 : kLanes / 2);
     }
     const auto all_equal = [&](llvm::Value* expected) {
-      return b_.CreateAnd(all_active, AllOf(b_.CreateICmpEQ(a, expected)));
+      return b_.CreateAnd(all_active_, AllOf(b_.CreateICmpEQ(a, expected)));
     };
     p.consecutive = all_equal(b_.CreateAdd(a0, Steps(4, i32_)));
     p.same_halves =
@@ -617,7 +609,6 @@ class RunEmitter {
     llvm::Value* unchecked = b_.CreateICmpEQ(
         b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, memory_checker))),
         llvm::Constant::getNullValue(ptr_));
-    llvm::Value* all_active = b_.CreateICmpEQ(mask_, b_.getInt32(~0u));
     auto* merge = llvm::BasicBlock::Create(c_, "merge", fn_);
     auto* slow = llvm::BasicBlock::Create(c_, "slow", fn_);
     Incoming incoming;
@@ -645,7 +636,7 @@ class RunEmitter {
                                   Steps(1, i32_))));
         auto* span = llvm::BasicBlock::Create(c_, "span", fn_);
         auto* general = llvm::BasicBlock::Create(c_, "general", fn_);
-        b_.CreateCondBr(b_.CreateAnd(b_.CreateAnd(unchecked, all_active),
+        b_.CreateCondBr(b_.CreateAnd(b_.CreateAnd(unchecked, all_active_),
                                      b_.CreateAnd(no_wrap, steps)),
                         span, general);
         b_.SetInsertPoint(span);
@@ -667,7 +658,7 @@ class RunEmitter {
       }
       // One device region holds the active lanes' span (SpanOf).
       auto* v64 = llvm::FixedVectorType::get(b_.getInt64Ty(), kLanes);
-      llvm::Value* address = LaneAddresses(mem);
+      llvm::Value* address = DeviceAddresses(mem);
       llvm::Value* lowest = b_.CreateUnaryIntrinsic(
           llvm::Intrinsic::vector_reduce_umin,
           b_.CreateSelect(active_, address, SplatOf(v64, ~uint64_t{0})));
@@ -725,7 +716,7 @@ class RunEmitter {
     b_.SetInsertPoint(fast);
     auto* dense = llvm::BasicBlock::Create(c_, "dense", fn_);
     auto* sparse = llvm::BasicBlock::Create(c_, "sparse", fn_);
-    b_.CreateCondBr(b_.CreateAnd(all_active, consecutive), dense, sparse);
+    b_.CreateCondBr(b_.CreateAnd(all_active_, consecutive), dense, sparse);
     b_.SetInsertPoint(dense);
     EmitDense(load, b_.CreateGEP(b_.getInt8Ty(), host, first), stored, merge,
               incoming);
@@ -869,6 +860,7 @@ class RunEmitter {
   llvm::Value* slots_ = nullptr;
   llvm::Value* mask_ = nullptr;
   llvm::Value* active_ = nullptr;
+  llvm::Value* all_active_ = nullptr;  // mask == all 32 lanes
   // The loop (EnterLoop), when the run is one: its JitTrips, trip count
   // and limit, and its first block.
   llvm::Value* trips_ = nullptr;
