@@ -184,6 +184,11 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
     if (trace != nullptr) trace->simd_groups.clear();  // (a reused trace)
     return true;
   }
+  const DecodedKernel& kernel = *setup.kernel;
+  if (kernel.groups != nullptr && trace == nullptr && checker == nullptr &&
+      size[0] % kLanes == 0 && kernel.kernel->thread_memory == 0) {
+    return RunWhole(setup, position, size, stop, stats, fault);
+  }
   const uint32_t count = (threads + kLanes - 1) / kLanes;
   if (simd_groups_.size() < count) simd_groups_.resize(count);
   if (trace != nullptr) {
@@ -260,6 +265,66 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
       }
     }
   }
+}
+
+bool ThreadgroupRunner::RunWhole(const DispatchSetup& setup,
+                                 const Size3& position, const Size3& size,
+                                 StopSignal& stop, SimdGroupStats& stats,
+                                 Fault& fault) {
+  const DecodedKernel& kernel = *setup.kernel;
+  const uint32_t count = size[0] * size[1] * size[2] / kLanes;
+  if (simd_groups_.empty()) simd_groups_.resize(1);
+  FillThreadgroupMemory(setup, position);
+  StartSimdGroup(setup, position, size, 0);
+  ExecContext ctx;
+  ctx.slots = simd_groups_[0].lane_file().data();
+  ctx.mask = kAllLanes;
+  ctx.device = setup.device;
+  ctx.threadgroup_memory = threadgroup_memory_.data();
+  ctx.threadgroup_memory_size = setup.threadgroup_memory_length;
+  ctx.fault = &fault;
+  JitGroups groups;
+  groups.size[0] = size[0];
+  groups.size[1] = size[1];
+  for (int a = 0; a < 3; ++a) {
+    groups.base[a] = position[a] * setup.grid.threads_per_threadgroup[a];
+  }
+  // Each SIMD group runs the run and its `exit`.
+  const uint64_t per_group = kernel.code[0].run_end + uint64_t{1};
+  for (uint32_t first = 0; first < count;) {
+    // The SIMD groups that fit before the next look at the stop signal.
+    const uint64_t fit = (stop.until_check - 1) / per_group;
+    if (fit == 0) {
+      stop.until_check = StopSignal::kCheckInterval;
+      if (stop.ShouldStop()) return false;
+      continue;
+    }
+    const uint32_t lane = first * kLanes;
+    groups.first = first;
+    groups.count =
+        static_cast<uint32_t>(std::min<uint64_t>(fit, count - first));
+    groups.position[0] = lane % size[0];
+    groups.position[1] = lane / size[0] % size[1];
+    groups.position[2] = lane / (size[0] * size[1]);
+    groups.done = 0;
+    const uint32_t ran = kernel.groups(&ctx, kernel.code.data(), &groups);
+    const uint64_t instructions = groups.done * per_group;
+    stop.until_check -= instructions;
+    stats.instructions += instructions;
+    stats.lane_instructions += instructions * kLanes;
+    if (ctx.faulted) {
+      stats.instructions += ran + 1;
+      stats.lane_instructions += (ran + uint64_t{1}) * kLanes;
+      fault.simdgroup = first + groups.done;
+      fault.pc = ran;
+      fault.threadgroup_position = position;
+      fault.thread_position = ThreadPositionInGrid(
+          setup.grid, position, size, fault.simdgroup * kLanes + fault.lane);
+      return false;
+    }
+    first += groups.count;
+  }
+  return true;
 }
 
 }  // namespace mtlemu::emu

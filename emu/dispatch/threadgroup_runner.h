@@ -25,6 +25,12 @@ class ThreadgroupRunner {
            ThreadgroupTrace* trace = nullptr, KernelChecker* checker = nullptr);
 
  private:
+  // A kernel compiled whole (DecodedKernel::groups) on a threadgroup whose
+  // width is a multiple of 32: its SIMD groups one after the other, each
+  // to its exit, in native code.
+  bool RunWhole(const DispatchSetup& setup, const Size3& position,
+                const Size3& size, StopSignal& stop, SimdGroupStats& stats,
+                Fault& fault);
   void StartSimdGroup(const DispatchSetup& setup, const Size3& position,
                       const Size3& size, uint32_t index);
   void FillThreadgroupMemory(const DispatchSetup& setup, const Size3& position);

@@ -32,6 +32,9 @@ struct DecodedKernel {
   // Keeps the native code of the runs alive (emu/jit/); null when the
   // kernel is interpreted only.
   std::shared_ptr<const void> jit;
+  // The whole kernel compiled, where it is one straight run and then
+  // `exit` (JitGroups), else null.
+  JitGroupRun groups = nullptr;
   // Why the JIT was asked for and not used (its compile failed), else
   // empty: the kernel then runs on the interpreter alone.
   std::string jit_note;

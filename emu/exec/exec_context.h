@@ -76,6 +76,31 @@ struct JitTrips {
 using JitRun = uint32_t (*)(ExecContext* ctx, const DecodedInstruction* code,
                             JitTrips* trips);
 
+// A kernel that is one straight run and then `exit`, compiled whole
+// (emu/jit/): runs `count` SIMD groups of one threadgroup one after the
+// other, from SIMD group `first`, every one with all 32 lanes live and in
+// one row of the threadgroup (its width a multiple of 32). ctx->slots is a
+// lane file that StartSimdGroup prepared for SIMD group `first`; the code
+// writes the special registers that differ from one SIMD group to the next
+// itself. `position` is the threadgroup position of SIMD group `first`'s
+// lane 0, `size` the threadgroup's width and height, `base` the grid
+// position of the threadgroup's thread (0,0,0).
+struct JitGroups {
+  uint32_t first = 0;
+  uint32_t count = 0;
+  uint32_t position[3] = {0, 0, 0};
+  uint32_t size[2] = {0, 0};
+  uint32_t base[3] = {0, 0, 0};
+  uint32_t done = 0;  // out: the SIMD groups that ran to their exit
+};
+
+// Returns the run's length when all `count` SIMD groups ran; when one
+// faults (ctx->faulted), `done` SIMD groups ran before it and the return
+// value is the faulting instruction's index, as for JitRun.
+using JitGroupRun = uint32_t (*)(ExecContext* ctx,
+                                 const DecodedInstruction* code,
+                                 JitGroups* groups);
+
 // What the executor does after (or instead of) calling the handler.
 enum class Flow : uint8_t {
   kNext,      // run the handler, go on

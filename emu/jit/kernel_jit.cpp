@@ -1,5 +1,6 @@
 #include "emu/jit/kernel_jit.h"
 
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
@@ -36,6 +37,16 @@ Jit& TheJit() {
       j->error = llvm::toString(made.takeError());
     } else {
       j->lljit = std::move(*made);
+      // memset and the like, which LLVM's intrinsics may call.
+      auto process =
+          llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+              j->lljit->getDataLayout().getGlobalPrefix());
+      if (!process) {
+        j->error = llvm::toString(process.takeError());
+        j->lljit.reset();
+      } else {
+        j->lljit->getMainJITDylib().addGenerator(std::move(*process));
+      }
     }
     return j;
   }();
@@ -92,6 +103,11 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
     EmitRun(*module, kernel, begin, kernel.code[begin].run_end,
             prefix + std::to_string(begin));
   }
+  // A kernel that is one run and then `exit` is compiled whole as well.
+  const uint32_t entry_end = kernel.code[0].run_end;
+  const bool whole = runs.front() == 0 && entry_end < kernel.code.size() &&
+                     kernel.code[entry_end].flow == Flow::kExit;
+  if (whole) EmitGroups(*module, kernel, entry_end, prefix + "_groups");
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*module, &os)) {
@@ -106,17 +122,30 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
     note = "the JIT could not add the kernel: " + llvm::toString(std::move(e));
     return false;
   }
-  std::vector<JitRun> found;
-  for (uint32_t begin : runs) {
-    auto address = jit.lljit->lookup(prefix + std::to_string(begin));
+  // A compiled function's address, else null with the note said.
+  const auto lookup = [&](const std::string& name) -> void* {
+    auto address = jit.lljit->lookup(name);
     if (!address) {
       note = "the JIT could not compile the kernel: " +
              llvm::toString(address.takeError());
-      return false;
+      return nullptr;
     }
-    found.push_back(address->toPtr<JitRun>());
+    return address->toPtr<void*>();
+  };
+  std::vector<JitRun> found;
+  for (uint32_t begin : runs) {
+    void* address = lookup(prefix + std::to_string(begin));
+    if (address == nullptr) return false;
+    found.push_back(reinterpret_cast<JitRun>(address));
+  }
+  JitGroupRun groups = nullptr;
+  if (whole) {
+    void* address = lookup(prefix + "_groups");
+    if (address == nullptr) return false;
+    groups = reinterpret_cast<JitGroupRun>(address);
   }
   for (size_t i = 0; i < runs.size(); ++i) kernel.code[runs[i]].jit = found[i];
+  kernel.groups = groups;
   kernel.jit = std::move(code);
   return true;
 }

@@ -122,22 +122,91 @@ class RunEmitter {
         (next->flow == Flow::kBranchNonZero || next->flow == Flow::kBranchZero);
     std::vector<std::pair<uint16_t, llvm::PHINode*>> carried;
     if (loop) carried = EnterLoop(begin, end);
-    for (uint32_t pc = begin; pc < end; ++pc) {
-      const DecodedInstruction& d = kernel_.code[pc];
-      if (JitInlines(d) && d.inst->op != Opcode::kLoad &&
-          d.inst->op != Opcode::kStore) {
-        EmitInline(d);
-      } else if (JitInlines(d)) {
-        EmitMemory(d, pc, pc - begin);
-      } else {
-        EmitCall(d, pc, pc - begin);
-      }
-    }
+    EmitBody(begin, end);
     if (loop) LeaveLoop(*next, carried);
     // Lanes that exit next read no register again: nothing to write back.
     if (next == nullptr || next->flow != Flow::kExit) Flush();
-    StoreTrips();
+    StoreProgress();
     b_.CreateRet(b_.getInt32(end - begin));
+    return fn_;
+  }
+
+  // The kernel [0, end) then `exit`, as JitGroupRun: the run once for each
+  // SIMD group, with every lane active.
+  llvm::Function* EmitGroups(uint32_t end, const std::string& name) {
+    auto* type = llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_}, false);
+    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name,
+                                 module_);
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    ctx_ = fn_->getArg(0);
+    code_ = fn_->getArg(1);
+    groups_ = fn_->getArg(2);
+    llvm::BasicBlock* entry = llvm::BasicBlock::Create(c_, "entry", fn_);
+    b_.SetInsertPoint(entry);
+    slots_ =
+        b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, slots)), "slots");
+    mask_ = b_.getInt32(~0u);
+    active_ = llvm::ConstantVector::getSplat(
+        llvm::ElementCount::getFixed(kLanes), b_.getTrue());
+    all_active_ = b_.getTrue();
+    // Whether a handler's write-back left registers in the lane file: the
+    // next SIMD group's registers start at zero (StartSimdGroup).
+    flushed_ = b_.CreateAlloca(b_.getInt1Ty(), nullptr, "flushed");
+    b_.CreateStore(b_.getFalse(), flushed_);
+    const auto field = [&](size_t offset) {
+      return b_.CreateLoad(
+          i32_, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), groups_, offset));
+    };
+    llvm::Value* first = field(offsetof(JitGroups, first));
+    llvm::Value* count = field(offsetof(JitGroups, count));
+    llvm::Value* start[3];
+    for (int a = 0; a < 3; ++a) {
+      start[a] = field(offsetof(JitGroups, position) + 4 * a);
+    }
+    llvm::Value* width = field(offsetof(JitGroups, size));
+    llvm::Value* height = field(offsetof(JitGroups, size) + 4);
+    llvm::Value* base[3];
+    for (int a = 0; a < 3; ++a)
+      base[a] = field(offsetof(JitGroups, base) + 4 * a);
+
+    auto* header = llvm::BasicBlock::Create(c_, "simdgroup", fn_);
+    auto* body = llvm::BasicBlock::Create(c_, "body", fn_);
+    auto* done = llvm::BasicBlock::Create(c_, "done", fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    group_ = b_.CreatePHI(i32_, 2, "k");
+    llvm::PHINode* p[3];
+    for (int a = 0; a < 3; ++a) p[a] = b_.CreatePHI(i32_, 2);
+    group_->addIncoming(b_.getInt32(0), entry);
+    for (int a = 0; a < 3; ++a) p[a]->addIncoming(start[a], entry);
+    b_.CreateCondBr(b_.CreateICmpULT(group_, count), body, done);
+
+    b_.SetInsertPoint(done);
+    StoreProgress();
+    b_.CreateRet(b_.getInt32(end));
+
+    b_.SetInsertPoint(body);
+    ZeroRegistersIfFlushed();
+    llvm::Value* simd = b_.CreateAdd(first, group_, "simdgroup_index");
+    llvm::Value* const at[3] = {p[0], p[1], p[2]};
+    WriteSpecials(simd, at, base);
+    for (uint16_t r = 0; r < kernel_.layout.uniform_base; ++r) {
+      cache_[r] = {Splat(0), false, false};
+    }
+    EmitBody(0, end);
+    // The next SIMD group: 32 lanes on along the row, wrapping into the
+    // next row and plane.
+    llvm::Value* x = b_.CreateAdd(p[0], b_.getInt32(kLanes));
+    llvm::Value* wrap_x = b_.CreateICmpEQ(x, width);
+    llvm::Value* y = b_.CreateAdd(p[1], b_.CreateZExt(wrap_x, i32_));
+    llvm::Value* wrap_y = b_.CreateICmpEQ(y, height);
+    llvm::Value* next[3] = {b_.CreateSelect(wrap_x, b_.getInt32(0), x),
+                            b_.CreateSelect(wrap_y, b_.getInt32(0), y),
+                            b_.CreateAdd(p[2], b_.CreateZExt(wrap_y, i32_))};
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    group_->addIncoming(b_.CreateAdd(group_, b_.getInt32(1)), latch);
+    for (int a = 0; a < 3; ++a) p[a]->addIncoming(next[a], latch);
+    b_.CreateBr(header);
     return fn_;
   }
 
@@ -217,12 +286,128 @@ class RunEmitter {
     b_.SetInsertPoint(done);
   }
 
-  // Tells the caller how often the loop went round (before a return).
-  void StoreTrips() {
+  void EmitBody(uint32_t begin, uint32_t end) {
+    for (uint32_t pc = begin; pc < end; ++pc) {
+      const DecodedInstruction& d = kernel_.code[pc];
+      if (JitInlines(d) && d.inst->op != Opcode::kLoad &&
+          d.inst->op != Opcode::kStore) {
+        EmitInline(d);
+      } else if (JitInlines(d)) {
+        EmitMemory(d, pc, pc - begin);
+      } else {
+        EmitCall(d, pc, pc - begin);
+      }
+    }
+  }
+
+  // Tells the caller how often the loop went round, or how many SIMD
+  // groups ran (before a return).
+  void StoreProgress() {
+    if (group_ != nullptr) {
+      b_.CreateStore(group_,
+                     b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), groups_,
+                                                   offsetof(JitGroups, done)));
+    }
     if (count_ == nullptr) return;
     b_.CreateStore(count_,
                    b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), trips_,
                                                  offsetof(JitTrips, taken)));
+  }
+
+  // EmitGroups: the registers back to zero where the SIMD group before
+  // wrote some to the lane file.
+  void ZeroRegistersIfFlushed() {
+    const uint64_t bytes = uint64_t{kernel_.layout.uniform_base} * kLanes * 4;
+    if (bytes == 0) return;
+    auto* zero = llvm::BasicBlock::Create(c_, "zero_registers", fn_);
+    auto* go = llvm::BasicBlock::Create(c_, "go", fn_);
+    b_.CreateCondBr(b_.CreateLoad(b_.getInt1Ty(), flushed_), zero, go);
+    b_.SetInsertPoint(zero);
+    b_.CreateMemSet(slots_, b_.getInt8(0), bytes, llvm::Align(4));
+    b_.CreateStore(b_.getFalse(), flushed_);
+    b_.CreateBr(go);
+    b_.SetInsertPoint(go);
+  }
+
+  // EmitGroups: the special registers that differ between the SIMD groups
+  // of a threadgroup, for SIMD group `simd` whose lane 0 is at `p`, into
+  // the lane file (for handlers) and the value cache. The others are the
+  // same for all and StartSimdGroup wrote them.
+  void WriteSpecials(llvm::Value* simd, llvm::Value* const p[3],
+                     llvm::Value* const base[3]) {
+    using isa::SpecialRegister;
+    const SlotLayout& layout = kernel_.layout;
+    llvm::Value* iota = Steps(1, i32_);
+    const auto row = [&](int axis) -> llvm::Value* {
+      llvm::Value* v = b_.CreateVectorSplat(kLanes, p[axis]);
+      return axis == 0 ? b_.CreateAdd(v, iota) : v;
+    };
+    const auto in_grid = [&](int axis) {
+      return b_.CreateAdd(row(axis), b_.CreateVectorSplat(kLanes, base[axis]));
+    };
+    const auto index = [&] {
+      return b_.CreateAdd(
+          b_.CreateVectorSplat(kLanes, b_.CreateMul(simd, b_.getInt32(kLanes))),
+          iota);
+    };
+    for (size_t s = 0; s < layout.specials.size(); ++s) {
+      llvm::Value* v = nullptr;
+      switch (layout.specials[s]) {
+        case SpecialRegister::kThreadPositionInGridX:
+          v = in_grid(0);
+          break;
+        case SpecialRegister::kThreadPositionInGridY:
+          v = in_grid(1);
+          break;
+        case SpecialRegister::kThreadPositionInGridZ:
+          v = in_grid(2);
+          break;
+        case SpecialRegister::kThreadPositionInThreadgroupX:
+          v = row(0);
+          break;
+        case SpecialRegister::kThreadPositionInThreadgroupY:
+          v = row(1);
+          break;
+        case SpecialRegister::kThreadPositionInThreadgroupZ:
+          v = row(2);
+          break;
+        case SpecialRegister::kThreadIndexInThreadgroup:
+          v = index();
+          break;
+        case SpecialRegister::kQuadgroupIndexInThreadgroup:
+          v = b_.CreateLShr(index(), Splat(2));
+          break;
+        case SpecialRegister::kSimdgroupIndexInThreadgroup:
+          v = b_.CreateVectorSplat(kLanes, simd);
+          break;
+        // The same in every SIMD group of a threadgroup.
+        case SpecialRegister::kThreadIndexInSimdgroup:
+        case SpecialRegister::kThreadIndexInQuadgroup:
+        case SpecialRegister::kThreadgroupPositionInGridX:
+        case SpecialRegister::kThreadgroupPositionInGridY:
+        case SpecialRegister::kThreadgroupPositionInGridZ:
+        case SpecialRegister::kThreadsPerThreadgroupX:
+        case SpecialRegister::kThreadsPerThreadgroupY:
+        case SpecialRegister::kThreadsPerThreadgroupZ:
+        case SpecialRegister::kDispatchThreadsPerThreadgroupX:
+        case SpecialRegister::kDispatchThreadsPerThreadgroupY:
+        case SpecialRegister::kDispatchThreadsPerThreadgroupZ:
+        case SpecialRegister::kThreadgroupsPerGridX:
+        case SpecialRegister::kThreadgroupsPerGridY:
+        case SpecialRegister::kThreadgroupsPerGridZ:
+        case SpecialRegister::kThreadsPerGridX:
+        case SpecialRegister::kThreadsPerGridY:
+        case SpecialRegister::kThreadsPerGridZ:
+        case SpecialRegister::kSimdgroupsPerThreadgroup:
+        case SpecialRegister::kThreadsPerSimdgroup:
+        case SpecialRegister::kQuadgroupsPerThreadgroup:
+          break;
+      }
+      if (v == nullptr) continue;
+      const uint16_t slot = static_cast<uint16_t>(layout.special_base + s);
+      b_.CreateAlignedStore(v, SlotAddress(slot), llvm::Align(4));
+      cache_[slot] = {v, false, false};
+    }
   }
 
   llvm::Value* FieldOf(size_t offset) {
@@ -463,7 +648,7 @@ class RunEmitter {
     auto* next = llvm::BasicBlock::Create(c_, "next", fn_);
     b_.CreateCondBr(b_.CreateICmpNE(faulted, b_.getInt8(0)), fault, next);
     b_.SetInsertPoint(fault);
-    StoreTrips();
+    StoreProgress();
     b_.CreateRet(b_.getInt32(index));
     b_.SetInsertPoint(next);
   }
@@ -835,6 +1020,7 @@ class RunEmitter {
   // (Raw values are made canonical for the store only: WriteBack may run in
   // a block that later code does not pass through.)
   void WriteBack() {
+    if (flushed_ != nullptr) b_.CreateStore(b_.getTrue(), flushed_);
     for (auto& [slot, entry] : cache_) {
       if (!entry.dirty) continue;
       llvm::Value* address = SlotAddress(slot);
@@ -867,6 +1053,11 @@ class RunEmitter {
   llvm::PHINode* count_ = nullptr;
   llvm::Value* limit_ = nullptr;
   llvm::BasicBlock* header_ = nullptr;
+  // EmitGroups: its JitGroups, the SIMD group's number in the call, and
+  // whether the lane file's registers may be non-zero.
+  llvm::Value* groups_ = nullptr;
+  llvm::PHINode* group_ = nullptr;
+  llvm::Value* flushed_ = nullptr;
   uint32_t next_region_ = 0;  // the JitRegion of the next memory access
   std::map<std::tuple<llvm::Value*, llvm::Value*, uint8_t>, LanePattern>
       patterns_;
@@ -884,6 +1075,11 @@ bool JitInlines(const DecodedInstruction& d) {
 llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,
                         uint32_t begin, uint32_t end, const std::string& name) {
   return RunEmitter(module, kernel).Emit(begin, end, name);
+}
+
+llvm::Function* EmitGroups(llvm::Module& module, const DecodedKernel& kernel,
+                           uint32_t end, const std::string& name) {
+  return RunEmitter(module, kernel).EmitGroups(end, name);
 }
 
 }  // namespace mtlemu::emu

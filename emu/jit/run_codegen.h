@@ -29,4 +29,9 @@ bool JitInlines(const DecodedInstruction& d);
 llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,
                         uint32_t begin, uint32_t end, const std::string& name);
 
+// Emits the kernel, one straight run [0, end) and then `exit`, as `name`
+// with JitGroupRun's signature (emu/exec/exec_context.h).
+llvm::Function* EmitGroups(llvm::Module& module, const DecodedKernel& kernel,
+                           uint32_t end, const std::string& name);
+
 }  // namespace mtlemu::emu

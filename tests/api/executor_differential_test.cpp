@@ -1,7 +1,8 @@
 // The JIT execution path against the interpreter, bit for bit: random ISA
 // programs (every inlined opcode and type, special values, divergent
 // lanes, loops gone round in compiled code or not, handlers called in the
-// middle of compiled runs, faults there) and
+// middle of compiled runs, faults there), straight programs that the JIT
+// compiles whole, on threadgroups of every shape, and
 // every kernel of the MSL corpus (tests/compiler/msl_corpus) on random
 // inputs run on both; their buffers, faults and instruction counts must be
 // the same. The interpreter is the reference: its own tests check it
@@ -32,6 +33,7 @@ struct Outcome {
   std::string fault;
   uint64_t instructions = 0;
   std::string jit_note;
+  bool whole = false;  // compiled whole (DecodedKernel::groups)
   std::vector<std::vector<uint8_t>> buffers;
 };
 
@@ -70,6 +72,7 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
     out.setup_error = pipeline.error().message;
     return out;
   }
+  out.whole = pipeline.value()->kernelFor(1).groups != nullptr;
   std::vector<std::shared_ptr<Buffer>> buffers;
   auto commands = device->newCommandQueue()->commandBuffer();
   auto encoder = commands->computeCommandEncoder();
@@ -108,13 +111,16 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
 }
 
 // Both executors, compared. Returns false when the kernel did not run
-// (set-up error, the same on both).
+// (set-up error, the same on both). Counts in `whole` whether the JIT
+// compiled the kernel whole.
 template <class MakeLibrary>
 bool ExpectSame(const std::string& what, MakeLibrary make,
-                const std::string& kernel, const Launch& launch) {
+                const std::string& kernel, const Launch& launch,
+                int* whole = nullptr) {
   const Outcome interpreted =
       RunOn(emu::Executor::kInterpreter, make, kernel, launch);
   const Outcome jitted = RunOn(emu::Executor::kJit, make, kernel, launch);
+  if (whole != nullptr) *whole += jitted.whole;
   EXPECT_EQ(interpreted.setup_error, jitted.setup_error) << what;
 
   if (!interpreted.setup_error.empty()) return false;
@@ -259,22 +265,71 @@ enum class Fault {
 };
 constexpr int kFaults = 5;
 
-std::string RandomProgram(std::mt19937& rng, Fault fault) {
+// A straight program (no branch: one run and then `exit`, which the JIT
+// compiles whole) on a grid `width` threads wide and `height` high, whose
+// values also take in the special registers.
+struct Straight {
+  uint32_t width = 0;
+  uint32_t height = 1;
+};
+
+// Every special register: those that differ between the SIMD groups of a
+// threadgroup and those that do not.
+const char* const kSpecials[] = {"thread_position_in_grid.x",
+                                 "thread_position_in_grid.y",
+                                 "thread_position_in_grid.z",
+                                 "thread_position_in_threadgroup.x",
+                                 "thread_position_in_threadgroup.y",
+                                 "thread_position_in_threadgroup.z",
+                                 "thread_index_in_threadgroup",
+                                 "thread_index_in_simdgroup",
+                                 "thread_index_in_quadgroup",
+                                 "quadgroup_index_in_threadgroup",
+                                 "threadgroup_position_in_grid.x",
+                                 "threadgroup_position_in_grid.y",
+                                 "threadgroup_position_in_grid.z",
+                                 "threads_per_threadgroup.x",
+                                 "threads_per_threadgroup.y",
+                                 "threads_per_threadgroup.z",
+                                 "simdgroup_index_in_threadgroup",
+                                 "simdgroups_per_threadgroup",
+                                 "threads_per_grid.y",
+                                 "quadgroups_per_threadgroup"};
+
+std::string RandomProgram(std::mt19937& rng, Fault fault,
+                          const Straight* straight = nullptr) {
   std::ostringstream s;
   s << ".kernel k\n"
     << ".buffer 0 u0 device uint in\n"
     << ".buffer 1 u2 device uint out\n"
     << ".threadgroup_memory 1024\n"
-    << "    mov.u32 r0, %thread_position_in_grid.x\n"
-    << "    shl.u32 r10, r0, 3\n";
+    << "    mov.u32 r0, %thread_position_in_grid.x\n";
+  if (straight != nullptr) {
+    // r0: the thread's number in the grid, x fastest.
+    s << "    mov.u32 r12, %thread_position_in_grid.z\n"
+      << "    mul.u32 r12, r12, " << straight->height << "\n"
+      << "    mov.u32 r13, %thread_position_in_grid.y\n"
+      << "    add.u32 r12, r12, r13\n"
+      << "    mul.u32 r12, r12, " << straight->width << "\n"
+      << "    add.u32 r0, r0, r12\n";
+  }
+  s << "    shl.u32 r10, r0, 3\n";
   for (int v = 1; v <= kValues; ++v) {
     s << "    add.u32 r11, r10, " << (v - 1) << "\n"
       << "    ld.device.u32 " << Reg(v) << ", [u0 + r11*4]\n";
   }
-  const int blocks = 1 + static_cast<int>(rng() % 4);
+  if (straight != nullptr) {
+    for (size_t i = 0; i < std::size(kSpecials); ++i) {
+      const std::string v = Reg(1 + static_cast<int>(i % kValues));
+      s << "    mov.u32 r12, %" << kSpecials[i] << "\n"
+        << "    mul.u32 " << v << ", " << v << ", 31\n"
+        << "    xor.u32 " << v << ", " << v << ", r12\n";
+    }
+  }
+  const int blocks = straight ? 1 : 1 + static_cast<int>(rng() % 4);
   for (int b = 0; b < blocks; ++b) {
     // Some blocks run on part of the SIMD group only.
-    const bool divergent = rng() % 2 == 0;
+    const bool divergent = straight == nullptr && rng() % 2 == 0;
     if (divergent) {
       s << "    and.u32 r12, r0, " << (1 + rng() % 7) << "\n"
         << "    bnz r12, skip" << b << ", skip" << b << "\n";
@@ -282,7 +337,9 @@ std::string RandomProgram(std::mt19937& rng, Fault fault) {
     // Some are loops (counted down in r13): as many times round in every
     // lane (the JIT goes round in compiled code), or 1 to 4 times by lane.
     int loop = static_cast<int>(rng() % 3);  // none, uniform, by lane
-    if (b == blocks - 1 && fault == Fault::kLastTimeRound && loop == 0) {
+    if (straight != nullptr) {
+      loop = 0;
+    } else if (b == blocks - 1 && fault == Fault::kLastTimeRound && loop == 0) {
       loop = 1;
     } else if (b == blocks - 1 && fault > Fault::kLastTimeRound) {
       loop = 0;
@@ -338,6 +395,23 @@ std::string RandomProgram(std::mt19937& rng, Fault fault) {
     }
     if (divergent) s << "skip" << b << ":\n";
   }
+  if (straight != nullptr) {
+    // r15 read before it is written, after a handler call: the lane file
+    // must hold zero there, in every SIMD group, though the handler calls
+    // of the SIMD group before wrote r15 to it.
+    s << "    div.u32 r9, r1, r2\n"
+      << "    add.u32 r3, r3, r15\n"
+      << "    mov.u32 r15, r4\n"
+      << "    div.u32 r9, r1, r2\n";
+    // Special registers read again after a handler call: from the lane
+    // file, which must hold this SIMD group's.
+    for (const char* special :
+         {"thread_position_in_grid.x", "thread_position_in_threadgroup.y",
+          "thread_index_in_threadgroup", "simdgroup_index_in_threadgroup"}) {
+      s << "    mov.u32 r12, %" << special << "\n"
+        << "    add.u32 r5, r5, r12\n";
+    }
+  }
   for (int v = 1; v <= kValues; ++v) {
     s << "    add.u32 r11, r10, " << (v - 1) << "\n"
       << "    st.device.u32 [u2 + r11*4], " << Reg(v) << "\n";
@@ -391,6 +465,53 @@ TEST(ExecutorDifferentialTest, FaultsInCompiledRunsStopAtTheSameInstruction) {
                launch);
     if (::testing::Test::HasFailure()) break;
   }
+}
+
+// Straight kernels run whole in compiled code (DecodedKernel::groups):
+// threadgroups of one, two and three dimensions (the SIMD groups wrap into
+// the next row and plane), and widths that are not a multiple of 32 (each
+// SIMD group on its own), with and without faults in a later SIMD group.
+TEST(ExecutorDifferentialTest, StraightKernelsRunWholeWithTheSameBits) {
+  struct Shape {
+    MTLSize grid, group;
+  };
+  const Shape kShapes[] = {
+      {{512, 1, 1}, {64, 1, 1}},  {{256, 2, 1}, {128, 2, 1}},
+      {{64, 4, 2}, {32, 3, 2}},   {{96, 2, 2}, {96, 1, 2}},
+      {{64, 8, 1}, {16, 4, 1}},   {{100, 5, 1}, {48, 2, 1}},
+      {{512, 1, 1}, {512, 1, 1}},
+  };
+  std::mt19937 rng(42);
+  int whole = 0;
+  for (int program = 0; program < 14; ++program) {
+    const Shape& shape = kShapes[program % std::size(kShapes)];
+    const Straight straight{static_cast<uint32_t>(shape.grid.width),
+                            static_cast<uint32_t>(shape.grid.height)};
+    // Every other program faults, past the end of `in` in the last SIMD
+    // group, or of threadgroup memory in every SIMD group.
+    const Fault fault = program % 2 == 0   ? Fault::kNone
+                        : program % 4 == 1 ? Fault::kAcrossTheEnd
+                                           : Fault::kThreadgroupEnd;
+    const std::string text = RandomProgram(rng, fault, &straight);
+    const uint64_t threads =
+        shape.grid.width * shape.grid.height * shape.grid.depth;
+    Launch launch = RandomLaunch(rng, threads);
+    launch.grid = shape.grid;
+    launch.group = shape.group;
+    const auto make = [&](Device& device) {
+      return device.newLibraryWithISA(text, "straight.s");
+    };
+    const std::string what =
+        "program " + std::to_string(program) + ":\n" + text;
+    // kAcrossTheEnd assumes 512 threads: it faults in the last SIMD group.
+    if (fault != Fault::kNone) {
+      EXPECT_FALSE(RunOn(emu::Executor::kInterpreter, make, "k", launch).ok)
+          << what;
+    }
+    ExpectSame(what, make, "k", launch, &whole);
+    if (::testing::Test::HasFailure()) break;
+  }
+  EXPECT_EQ(whole, 14);  // every one was compiled whole
 }
 
 TEST(ExecutorDifferentialTest, AutoCompilesOnceADispatchIsBigEnough) {
