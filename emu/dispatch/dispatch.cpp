@@ -20,10 +20,17 @@
 namespace mtlemu::emu {
 namespace {
 
+constexpr uint64_t kProgressStep = 64;
+constexpr int64_t kProgressStepNs = 10'000'000;
+
 struct WorkerState {
   ThreadgroupRunner runner;
   SimdGroupStats stats;
   uint64_t threadgroups_done = 0;
+  // Progress: threadgroups done and not yet in the shared count, and when
+  // this worker last added to it.
+  uint64_t unpublished = 0;
+  int64_t published_ns = 0;
 };
 
 // Keeps the fault of the lowest-numbered threadgroup, so that the report is
@@ -108,6 +115,8 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
   const auto body = [&](const tbb::blocked_range<uint64_t>& range) {
     WorkerState& w = workers.local();
     StopSignal stop{start + timeout, &cancel, setup.interrupt};
+    // Written only where a threadgroup fails, which ends the range.
+    Fault fault;
     for (uint64_t i = range.begin(); i != range.end(); ++i) {
       if (first_fault.Skip(i)) return;
       // Between threadgroups too (the clock every 64): a huge grid of short
@@ -120,7 +129,6 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
         return;
       }
       const Size3 position = ThreadgroupPosition(g, i);
-      Fault fault;
       ThreadgroupTrace* trace = timed ? &(*batch)[i - batch_begin] : nullptr;
       KernelChecker* checker = checks ? &checks->Local() : nullptr;
       if (checker != nullptr) {
@@ -147,12 +155,25 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
         for (SimdGroupTrace& t : trace->simd_groups) t.Trim();
       }
       ++w.threadgroups_done;
-      const uint64_t n = done.fetch_add(1, std::memory_order_relaxed) + 1;
       if (setup.progress) {
+        // The shared count is written every kProgressStep threadgroups of a
+        // worker, or kProgressStepNs after its last write: written for
+        // each threadgroup, its cache line would go back and forth between
+        // the cores.
+        ++w.unpublished;
         const int64_t now =
             std::chrono::duration_cast<std::chrono::nanoseconds>(
                 std::chrono::steady_clock::now() - start)
                 .count();
+        if (w.unpublished < kProgressStep &&
+            now - w.published_ns < kProgressStepNs) {
+          continue;
+        }
+        const uint64_t n =
+            done.fetch_add(w.unpublished, std::memory_order_relaxed) +
+            w.unpublished;
+        w.unpublished = 0;
+        w.published_ns = now;
         int64_t last = last_progress_ns.load(std::memory_order_relaxed);
         if (now - last > 100'000'000 &&
             last_progress_ns.compare_exchange_strong(last, now)) {

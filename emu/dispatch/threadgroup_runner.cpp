@@ -174,6 +174,29 @@ void ThreadgroupRunner::FillThreadgroupMemory(const DispatchSetup& setup,
   }
 }
 
+ExecContext& ThreadgroupRunner::PrepareContext(const DispatchSetup& setup,
+                                               Fault& fault,
+                                               KernelChecker* checker) {
+  // Everything but the compiled code's region cache, which stays valid for
+  // the dispatch.
+  ExecContext& ctx = ctx_;
+  ctx.slots = nullptr;
+  ctx.mask = 0;
+  ctx.device = setup.device;
+  ctx.threadgroup_memory = threadgroup_memory_.data();
+  ctx.threadgroup_memory_size = setup.threadgroup_memory_length;
+  ctx.thread_memory = nullptr;
+  ctx.thread_memory_size = 0;
+  ctx.fault = &fault;
+  ctx.faulted = false;
+  ctx.checker = checker;
+  ctx.memory_checker =
+      checker != nullptr && (checker->options().race || checker->options().init)
+          ? checker
+          : nullptr;
+  return ctx;
+}
+
 bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
                             StopSignal& stop, SimdGroupStats& stats,
                             Fault& fault, ThreadgroupTrace* trace,
@@ -210,18 +233,9 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
     StartSimdGroup(setup, position, size, i);
   }
 
-  ExecContext ctx;
-  ctx.device = setup.device;
-  ctx.threadgroup_memory = threadgroup_memory_.data();
-  ctx.threadgroup_memory_size = setup.threadgroup_memory_length;
+  ExecContext& ctx = PrepareContext(setup, fault, checker);
   ctx.thread_memory_size = thread_memory;
-  ctx.fault = &fault;
-  ctx.checker = checker;
   if (checker != nullptr) told_.assign(count, false);
-  ctx.memory_checker =
-      checker != nullptr && (checker->options().race || checker->options().init)
-          ? checker
-          : nullptr;
   while (true) {
     bool any_at_barrier = false;
     for (uint32_t i = 0; i < count; ++i) {
@@ -276,13 +290,9 @@ bool ThreadgroupRunner::RunWhole(const DispatchSetup& setup,
   if (simd_groups_.empty()) simd_groups_.resize(1);
   FillThreadgroupMemory(setup, position);
   StartSimdGroup(setup, position, size, 0);
-  ExecContext ctx;
+  ExecContext& ctx = PrepareContext(setup, fault, nullptr);
   ctx.slots = simd_groups_[0].lane_file().data();
   ctx.mask = kAllLanes;
-  ctx.device = setup.device;
-  ctx.threadgroup_memory = threadgroup_memory_.data();
-  ctx.threadgroup_memory_size = setup.threadgroup_memory_length;
-  ctx.fault = &fault;
   JitGroups groups;
   groups.size[0] = size[0];
   groups.size[1] = size[1];

@@ -31,10 +31,16 @@ class ThreadgroupRunner {
   bool RunWhole(const DispatchSetup& setup, const Size3& position,
                 const Size3& size, StopSignal& stop, SimdGroupStats& stats,
                 Fault& fault);
+  // ctx_ set for a threadgroup (after FillThreadgroupMemory).
+  ExecContext& PrepareContext(const DispatchSetup& setup, Fault& fault,
+                              KernelChecker* checker);
   void StartSimdGroup(const DispatchSetup& setup, const Size3& position,
                       const Size3& size, uint32_t index);
   void FillThreadgroupMemory(const DispatchSetup& setup, const Size3& position);
 
+  // What the handlers see; kept from one threadgroup to the next for the
+  // compiled code's region cache (ExecContext::jit_regions).
+  ExecContext ctx_;
   std::vector<SimdGroup> simd_groups_;
   std::vector<uint8_t> threadgroup_memory_;
   std::vector<uint8_t> thread_memory_;  // per SIMD group, per lane
