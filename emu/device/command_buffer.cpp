@@ -115,9 +115,8 @@ void CommandBuffer::commit() {
     }
     std::unique_ptr<emu::TimingModel> timing;
     if (options.timing) {
-      const std::array<uint32_t, 3>& t = command.grid.threads_per_threadgroup;
       timing = std::make_unique<emu::TimingModel>(
-          device_->timing(), *setup.kernel->kernel, t[0] * t[1] * t[2],
+          device_->timing(), *setup.kernel->kernel, command.grid,
           command.threadgroup_memory_length,
           emu::TimingOptions{options.simd_detail, options.host_threads});
       setup.timing = timing.get();

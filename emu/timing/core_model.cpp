@@ -18,8 +18,11 @@ uint64_t Ceil(double v) {
   return static_cast<uint64_t>(whole) + (static_cast<double>(whole) < v);
 }
 
-std::string ThreadgroupName(uint64_t index) {
-  return "threadgroup " + std::to_string(index);
+// "(3,0,0)": the position of threadgroup number `index` in `grid`.
+std::string PositionName(const DispatchGrid& grid, uint64_t index) {
+  const Size3 p = ThreadgroupPosition(grid, index);
+  return "(" + std::to_string(p[0]) + "," + std::to_string(p[1]) + "," +
+         std::to_string(p[2]) + ")";
 }
 
 }  // namespace
@@ -461,7 +464,8 @@ void CoreModel::DeviceStore(const TraceEvent& e, const uint64_t* lines,
                     e.line_count * line / DramBytesPerClock();
 }
 
-void CoreModel::TakeSlices(std::vector<traces::Slice>& out) {
+void CoreModel::TakeSlices(const DispatchGrid& grid,
+                           std::vector<traces::Slice>& out) {
   for (const SliceRecord& r : slices_) {
     traces::Slice s;
     s.core = core_;
@@ -470,14 +474,14 @@ void CoreModel::TakeSlices(std::vector<traces::Slice>& out) {
     s.end_cycle = r.end;
     const double threadgroup = static_cast<double>(r.threadgroup);
     if (r.slot < 0) {
-      s.name = ThreadgroupName(r.threadgroup);
+      s.name = "threadgroup " + PositionName(grid, r.threadgroup);
       s.args = {
           {"threadgroup", threadgroup},
           {"threads", static_cast<double>(r.threads_or_simd_group)},
           {"simdgroups", static_cast<double>(r.simd_groups_or_instructions)}};
     } else {
-      s.name = "simdgroup " + std::to_string(r.threads_or_simd_group) + " of " +
-               ThreadgroupName(r.threadgroup);
+      s.name = "simdgroup " + std::to_string(r.threads_or_simd_group) +
+               " of tg " + PositionName(grid, r.threadgroup);
       s.args = {
           {"threadgroup", threadgroup},
           {"simdgroup", static_cast<double>(r.threads_or_simd_group)},

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "emu/chips/chip_timing.h"
+#include "emu/dispatch/grid.h"
 #include "emu/timing/cache_model.h"
 #include "emu/timing/instruction_timing.h"
 #include "emu/timing/issue_queue.h"
@@ -120,17 +121,18 @@ class CoreModel {
 
   const CoreStats& stats() const { return stats_; }
   // The trace slices of the threadgroups (and SIMD groups) that finished,
-  // in the order they finished; the core keeps none after.
-  void TakeSlices(std::vector<traces::Slice>& out);
+  // in the order they finished, named by their position in `grid`; the
+  // core keeps none after.
+  void TakeSlices(const DispatchGrid& grid, std::vector<traces::Slice>& out);
   uint64_t last_cycle() const { return last_cycle_; }
 
  private:
   struct Warp {
-    TraceCursor cursor;           // at the next instruction
-    uint64_t ready = 0;           // the next instruction may issue
-    int next_pipe = 0;            // the pipe it needs (PipeOf)
+    TraceCursor cursor;  // at the next instruction
+    uint64_t ready = 0;  // the next instruction may issue
+    int next_pipe = 0;   // the pipe it needs (PipeOf)
     const InstructionTiming* previous = nullptr;  // it issued last
-    bool waiting_memory = false;  // ready is set by a load
+    bool waiting_memory = false;                  // ready is set by a load
     bool at_barrier = false;
     bool done = true;
     int slot = 0;       // threadgroup slot

@@ -40,6 +40,7 @@ struct TimingModel::State {
   ChipTiming chip;
   const isa::Kernel& kernel;
   TimingOptions options;
+  DispatchGrid grid;
   uint32_t threads_per_threadgroup;
   uint32_t threadgroup_memory;
   std::vector<InstructionTiming> timings;
@@ -63,12 +64,15 @@ struct TimingModel::State {
   uint64_t interval_dram_bytes = 0;
   uint64_t interval_start = 0;
 
-  State(const ChipTiming& c, const isa::Kernel& k, uint32_t threads,
+  State(const ChipTiming& c, const isa::Kernel& k, const DispatchGrid& g,
         uint32_t tg_memory, TimingOptions o)
       : chip(c),
         kernel(k),
         options(o),
-        threads_per_threadgroup(threads),
+        grid(g),
+        threads_per_threadgroup(g.threads_per_threadgroup[0] *
+                                g.threads_per_threadgroup[1] *
+                                g.threads_per_threadgroup[2]),
         threadgroup_memory(tg_memory),
         timings(InstructionTimings(k)),
         arena(o.host_threads > 0 ? o.host_threads : tbb::task_arena::automatic),
@@ -209,10 +213,10 @@ struct TimingModel::State {
 };
 
 TimingModel::TimingModel(const ChipTiming& chip, const isa::Kernel& kernel,
-                         uint32_t threads_per_threadgroup,
-                         uint32_t threadgroup_memory, TimingOptions options)
-    : state_(std::make_unique<State>(chip, kernel, threads_per_threadgroup,
-                                     threadgroup_memory, options)) {}
+                         const DispatchGrid& grid, uint32_t threadgroup_memory,
+                         TimingOptions options)
+    : state_(std::make_unique<State>(chip, kernel, grid, threadgroup_memory,
+                                     options)) {}
 
 TimingModel::~TimingModel() = default;
 
@@ -436,7 +440,7 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
     timeline->clock_mhz = r.clock_mhz;
     timeline->cores = r.cores;
     timeline->total_cycles = r.cycles;
-    for (auto& core : s.cores) core->TakeSlices(timeline->slices);
+    for (auto& core : s.cores) core->TakeSlices(s.grid, timeline->slices);
     timeline->counters = std::move(s.counters);
   }
   return r;

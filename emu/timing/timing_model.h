@@ -45,10 +45,10 @@ struct TimingOptions {
 
 class TimingModel : public TraceSink {
  public:
-  // `threads_per_threadgroup` as dispatched; `threadgroup_memory` per
-  // threadgroup (static plus arguments).
+  // `grid` as dispatched; `threadgroup_memory` per threadgroup (static
+  // plus arguments).
   TimingModel(const ChipTiming& chip, const isa::Kernel& kernel,
-              uint32_t threads_per_threadgroup, uint32_t threadgroup_memory,
+              const DispatchGrid& grid, uint32_t threadgroup_memory,
               TimingOptions options = {});
   ~TimingModel() override;
 

@@ -836,7 +836,8 @@ struct TimelineRun {
 constexpr uint32_t kTimelineGroups = 64;
 constexpr uint32_t kTimelineGroupSize = 128;  // 4 SIMD groups
 
-TimelineRun RunWithTimeline(bool simd_detail) {
+// The threadgroups in `rows` rows of the grid.
+TimelineRun RunWithTimeline(bool simd_detail, uint32_t rows = 1) {
   TimelineRun run;
   const uint32_t n = kTimelineGroups * kTimelineGroupSize;
   KernelHarness h(kMixed, "", "m1");
@@ -845,7 +846,7 @@ TimelineRun RunWithTimeline(bool simd_detail) {
   h.SetBuffer(0, Ramp(n, 0.25f));
   h.SetBuffer(1, std::vector<float>(n));
   h.SetBytes(2, n);
-  EXPECT_TRUE(Runs(h, {n, 1, 1}, {kTimelineGroupSize, 1, 1}));
+  EXPECT_TRUE(Runs(h, {n / rows, rows, 1}, {kTimelineGroupSize, 1, 1}));
   if (const emu::TimingReport* r = TimingOf(h)) run.report = *r;
   if (h.report() != nullptr) run.timeline = h.report()->timeline;
   return run;
@@ -940,6 +941,34 @@ TEST(Timeline, SimdDetailAddsASlicePerSimdGroup) {
   EXPECT_EQ(threadgroup_slices, kTimelineGroups);
   EXPECT_EQ(simd_slices, kTimelineGroups * per_group);
   EXPECT_EQ(simd_groups.size(), kTimelineGroups * per_group);
+}
+
+// Slices are named by the threadgroup's position in the grid, as
+// traces/README.md says: "threadgroup (3,1,0)", "simdgroup 2 of tg (3,1,0)".
+TEST(Timeline, SlicesNameTheThreadgroupsPosition) {
+  constexpr uint32_t kRows = 2;
+  const TimelineRun run = RunWithTimeline(true, kRows);
+  ASSERT_NE(run.timeline, nullptr);
+  const uint32_t per_row = kTimelineGroups / kRows;
+  std::set<std::string> names;
+  for (const traces::Slice& s : run.timeline->slices) {
+    double tg = -1, sg = -1;
+    for (const auto& [key, value] : s.args) {
+      if (key == "threadgroup") tg = value;
+      if (key == "simdgroup") sg = value;
+    }
+    ASSERT_GE(tg, 0) << s.name;
+    const uint32_t index = static_cast<uint32_t>(tg);
+    const std::string position = "(" + std::to_string(index % per_row) + "," +
+                                 std::to_string(index / per_row) + ",0)";
+    EXPECT_EQ(s.name, s.slot < 0 ? "threadgroup " + position
+                                 : "simdgroup " +
+                                       std::to_string(static_cast<int>(sg)) +
+                                       " of tg " + position);
+    names.insert(s.name);
+  }
+  EXPECT_TRUE(names.count("threadgroup (31,1,0)"));
+  EXPECT_TRUE(names.count("simdgroup 3 of tg (0,1,0)"));
 }
 
 TEST(Timeline, ChromeTraceParses) {
