@@ -7,12 +7,13 @@ namespace {
 
 using namespace type_sets;
 
-constexpr std::array<OpInfo, kNumOpcodes> kOpInfo = {{
+// A row per opcode, in the enum's order (both from the same table).
+constexpr OpInfo kOpInfo[] = {
 #define OP(e, mnemonic, shape, types, unit, cluster) \
   {mnemonic, OpShape::shape, types, ExecUnit::unit, cluster},
 #include "isa/opcodes.def"
 #undef OP
-}};
+};
 static_assert(std::size(kOpInfo) == kNumOpcodes);
 
 }  // namespace
@@ -83,45 +84,12 @@ bool IsBranch(Opcode op) {
 bool AccessesMemory(Opcode op) { return ShapeHasSpace(GetOpInfo(op).shape); }
 
 std::string_view ExecUnitName(ExecUnit unit) {
-  switch (unit) {
-    case ExecUnit::kAlu:
-      return "alu";
-    case ExecUnit::kMul:
-      return "mul";
-    case ExecUnit::kShift:
-      return "shift";
-    case ExecUnit::kDiv:
-      return "div";
-    case ExecUnit::kConvert:
-      return "convert";
-    case ExecUnit::kSqrt:
-      return "sqrt";
-    case ExecUnit::kRecip:
-      return "recip";
-    case ExecUnit::kTranscendental:
-      return "transcendental";
-    case ExecUnit::kTrig:
-      return "trig";
-    case ExecUnit::kLoad:
-      return "load";
-    case ExecUnit::kStore:
-      return "store";
-    case ExecUnit::kAtomic:
-      return "atomic";
-    case ExecUnit::kBranch:
-      return "branch";
-    case ExecUnit::kBarrier:
-      return "barrier";
-    case ExecUnit::kSimdShuffle:
-      return "simd_shuffle";
-    case ExecUnit::kSimdReduce:
-      return "simd_reduce";
-    case ExecUnit::kSimdPrefix:
-      return "simd_prefix";
-    case ExecUnit::kMatrix:
-      return "matrix";
-  }
-  return "?";
+  static constexpr std::string_view kNames[] = {
+#define EXEC_UNIT(e, name) name,
+#include "isa/exec_units.def"
+#undef EXEC_UNIT
+  };
+  return kNames[static_cast<int>(unit)];
 }
 
 }  // namespace mtlemu::isa

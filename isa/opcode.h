@@ -51,25 +51,15 @@ enum class OpShape : uint8_t {
 
 // Execution unit classes; the timing model costs instructions by these.
 enum class ExecUnit : uint8_t {
-  kAlu,
-  kMul,
-  kShift,
-  kDiv,
-  kConvert,
-  kSqrt,
-  kRecip,
-  kTranscendental,
-  kTrig,
-  kLoad,
-  kStore,
-  kAtomic,
-  kBranch,
-  kBarrier,
-  kSimdShuffle,
-  kSimdReduce,
-  kSimdPrefix,
-  kMatrix,
+#define EXEC_UNIT(e, name) e,
+#include "isa/exec_units.def"
+#undef EXEC_UNIT
 };
+inline constexpr int kNumExecUnits = 0
+#define EXEC_UNIT(e, name) +1
+#include "isa/exec_units.def"
+#undef EXEC_UNIT
+    ;
 
 // A set of ScalarTypes as a bit mask (bit i = ScalarType i).
 using TypeSet = uint32_t;

@@ -24,12 +24,52 @@ constexpr MemoryRow kMemory[] = {
 #undef CHIP_MEMORY
 };
 
-constexpr std::array<UnitCost, kNumExecUnits> UnitCosts() {
-  std::array<UnitCost, kNumExecUnits> costs{};
-#define UNIT_COST(unit, cpi, latency) \
-  costs[static_cast<int>(isa::ExecUnit::unit)] = {cpi, latency};
+constexpr size_t kNumChips = 0
+#define CHIP(e, name, marketing, family, cores, mhz) +1
+#include "emu/chips/chips.def"
+#undef CHIP
+    ;
+
+// A row for every chip, in chips.def's order.
+constexpr bool MemoryRowsComplete() {
+  if (std::size(kMemory) != kNumChips) return false;
+  for (size_t i = 0; i < std::size(kMemory); ++i) {
+    if (static_cast<size_t>(kMemory[i].id) != i) return false;
+  }
+  return true;
+}
+static_assert(MemoryRowsComplete(),
+              "chip_memory.def needs one row per chip of chips.def, in its "
+              "order");
+
+struct UnitCostRow {
+  isa::ExecUnit unit;
+  UnitCost cost;
+};
+
+constexpr UnitCostRow kUnitCosts[] = {
+#define UNIT_COST(unit, cpi, latency) {isa::ExecUnit::unit, {cpi, latency}},
 #include "emu/chips/unit_costs.def"
 #undef UNIT_COST
+};
+
+// A row for every execution unit, in isa/exec_units.def's order.
+constexpr bool UnitCostsComplete() {
+  if (std::size(kUnitCosts) != kNumExecUnits) return false;
+  for (size_t i = 0; i < std::size(kUnitCosts); ++i) {
+    if (static_cast<size_t>(kUnitCosts[i].unit) != i) return false;
+  }
+  return true;
+}
+static_assert(UnitCostsComplete(),
+              "unit_costs.def needs one row per execution unit of "
+              "isa/exec_units.def, in its order");
+
+constexpr std::array<UnitCost, kNumExecUnits> UnitCosts() {
+  std::array<UnitCost, kNumExecUnits> costs{};
+  for (size_t i = 0; i < std::size(kUnitCosts); ++i) {
+    costs[i] = kUnitCosts[i].cost;
+  }
   return costs;
 }
 

@@ -19,8 +19,7 @@ struct UnitCost {
   double latency = 4;                 // cycles until a dependent may issue
 };
 
-inline constexpr int kNumExecUnits =
-    static_cast<int>(isa::ExecUnit::kMatrix) + 1;
+inline constexpr int kNumExecUnits = isa::kNumExecUnits;
 
 struct ChipTiming {
   ChipSpec spec;  // cores, clock

@@ -25,15 +25,6 @@ constexpr uint64_t kEpochCycles = 256;
 // Counters are sampled every this many cycles.
 constexpr uint64_t kCounterCycles = 1024;
 
-std::string_view UnitName(isa::ExecUnit unit) {
-  static constexpr std::string_view kNames[] = {
-      "alu",         "mul",         "shift",          "div",     "convert",
-      "sqrt",        "recip",       "transcendental", "trig",    "load",
-      "store",       "atomic",      "branch",         "barrier", "simd_shuffle",
-      "simd_reduce", "simd_prefix", "matrix"};
-  return kNames[static_cast<int>(unit)];
-}
-
 }  // namespace
 
 struct TimingModel::State {
@@ -306,7 +297,7 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
   for (int u = 0; u < kNumExecUnits; ++u) {
     if (sum.by_unit[u] > 0) {
       r.instructions_by_unit.push_back(
-          {std::string(UnitName(static_cast<isa::ExecUnit>(u))),
+          {std::string(isa::ExecUnitName(static_cast<isa::ExecUnit>(u))),
            sum.by_unit[u]});
     }
   }
