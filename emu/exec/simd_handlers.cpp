@@ -33,36 +33,39 @@ constexpr uint32_t ClusterMask(int l) {
 // --- shuffles and broadcasts
 // ------------------------------------------------------
 
+// For a static_assert that fails only where it is instantiated.
+template <Opcode>
+constexpr bool kNotListed = false;
+
+// The lane each lane reads; an opcode of the shuffle unit that is not
+// listed here is a compile error.
 template <Opcode op, int kCluster>
 int SourceLane(int l, int32_t operand, uint32_t mask) {
+  using enum Opcode;
   const int base = l & ~(kCluster - 1);
   const int i = l & (kCluster - 1);
   const int c = kCluster;
-  switch (op) {
-    case Opcode::kSimdShuffle:
-    case Opcode::kQuadShuffle:
-    case Opcode::kSimdBroadcast:
-    case Opcode::kQuadBroadcast:
-      return base + (operand & (c - 1));
-    case Opcode::kSimdShuffleXor:
-    case Opcode::kQuadShuffleXor:
-      return base + ((i ^ operand) & (c - 1));
-    case Opcode::kSimdShuffleUp:
-    case Opcode::kQuadShuffleUp:
-      return (operand < 0 || operand > i) ? l : l - operand;
-    case Opcode::kSimdShuffleDown:
-    case Opcode::kQuadShuffleDown:
-      return (operand < 0 || i + operand >= c) ? l : l + operand;
-    case Opcode::kSimdShuffleRotateUp:
-    case Opcode::kQuadShuffleRotateUp:
-      return base + ((i - operand) & (c - 1));
-    case Opcode::kSimdShuffleRotateDown:
-    case Opcode::kQuadShuffleRotateDown:
-      return base + ((i + operand) & (c - 1));
-    default: {  // broadcast_first: the cluster's first active lane
-      const uint32_t m = mask & ClusterMask<kCluster>(l);
-      return m ? std::countr_zero(m) : l;
-    }
+  if constexpr (op == kSimdShuffle || op == kQuadShuffle ||
+                op == kSimdBroadcast || op == kQuadBroadcast) {
+    return base + (operand & (c - 1));
+  } else if constexpr (op == kSimdShuffleXor || op == kQuadShuffleXor) {
+    return base + ((i ^ operand) & (c - 1));
+  } else if constexpr (op == kSimdShuffleUp || op == kQuadShuffleUp) {
+    return (operand < 0 || operand > i) ? l : l - operand;
+  } else if constexpr (op == kSimdShuffleDown || op == kQuadShuffleDown) {
+    return (operand < 0 || i + operand >= c) ? l : l + operand;
+  } else if constexpr (op == kSimdShuffleRotateUp ||
+                       op == kQuadShuffleRotateUp) {
+    return base + ((i - operand) & (c - 1));
+  } else if constexpr (op == kSimdShuffleRotateDown ||
+                       op == kQuadShuffleRotateDown) {
+    return base + ((i + operand) & (c - 1));
+  } else if constexpr (op == kSimdBroadcastFirst || op == kQuadBroadcastFirst) {
+    // The cluster's first active lane.
+    const uint32_t m = mask & ClusterMask<kCluster>(l);
+    return m ? std::countr_zero(m) : l;
+  } else {
+    static_assert(kNotListed<op>, "a shuffle opcode without its source lane");
   }
 }
 
@@ -99,28 +102,22 @@ void Vote(ExecContext& ctx, const DecodedInstruction& d) {
     set = NonZeroLanes(ctx.Slot(d.slot[1])) & mask;
   }
   ForEachActiveLane(mask, [&](int l) {
+    using enum Opcode;
     const uint32_t cluster = ClusterMask<kCluster>(l);
     const int shift = kCluster == 32 ? 0 : (l & ~(kCluster - 1));
-    switch (op) {
-      case Opcode::kSimdBallot:
-      case Opcode::kQuadBallot:
-        dst[l] = (set & cluster) >> shift;
-        break;
-      case Opcode::kSimdAll:
-      case Opcode::kQuadAll:
-        dst[l] = (set & cluster) == (mask & cluster) ? 1u : 0u;
-        break;
-      case Opcode::kSimdAny:
-      case Opcode::kQuadAny:
-        dst[l] = (set & cluster) != 0 ? 1u : 0u;
-        break;
-      case Opcode::kSimdIsFirst:
-      case Opcode::kQuadIsFirst:
-        dst[l] = std::countr_zero(mask & cluster) == l ? 1u : 0u;
-        break;
-      default:  // active_threads_mask
-        dst[l] = (mask & cluster) >> shift;
-        break;
+    if constexpr (op == kSimdBallot || op == kQuadBallot) {
+      dst[l] = (set & cluster) >> shift;
+    } else if constexpr (op == kSimdAll || op == kQuadAll) {
+      dst[l] = (set & cluster) == (mask & cluster) ? 1u : 0u;
+    } else if constexpr (op == kSimdAny || op == kQuadAny) {
+      dst[l] = (set & cluster) != 0 ? 1u : 0u;
+    } else if constexpr (op == kSimdIsFirst || op == kQuadIsFirst) {
+      dst[l] = std::countr_zero(mask & cluster) == l ? 1u : 0u;
+    } else if constexpr (op == kSimdActiveThreadsMask ||
+                         op == kQuadActiveThreadsMask) {
+      dst[l] = (mask & cluster) >> shift;
+    } else {
+      static_assert(kNotListed<op>, "a vote or lane query without its value");
     }
   });
 }
@@ -128,7 +125,13 @@ void Vote(ExecContext& ctx, const DecodedInstruction& d) {
 // --- reductions and prefix operations
 // -------------------------------------------------
 
-// The binary operation a reduction or prefix opcode folds with.
+// Not constexpr: reached while the compiler evaluates CombinerOf, it makes
+// the build fail.
+Opcode ReductionWithoutCombiner(Opcode op) { return op; }
+
+// The binary operation a reduction or prefix opcode folds with; called for
+// one that is not listed here, in a constant expression, it fails the
+// build.
 constexpr Opcode CombinerOf(Opcode op) {
   switch (op) {
     case Opcode::kSimdSum:
@@ -161,7 +164,7 @@ constexpr Opcode CombinerOf(Opcode op) {
     case Opcode::kQuadXor:
       return Opcode::kXor;
     default:
-      return Opcode::kMov;  // not a reduction
+      return ReductionWithoutCombiner(op);
   }
 }
 
@@ -324,7 +327,9 @@ Handler ForOpcode(ScalarType t) {
   } else if constexpr (shape == OpShape::kVote ||
                        shape == OpShape::kNullaryValue) {
     return &Vote<op, kCluster>;
-  } else if constexpr (CombinerOf(op) != Opcode::kMov) {
+  } else if constexpr (opcode_traits::UnitOf(op) ==
+                           isa::ExecUnit::kSimdReduce ||
+                       IsPrefix(op)) {
     return VisitScalarType(t, [&]<ScalarType T>() -> Handler {
       if constexpr (opcode_traits::Accepts(op, T)) {
         return &Reduce<op, T, kCluster>;
@@ -332,8 +337,11 @@ Handler ForOpcode(ScalarType t) {
         return nullptr;
       }
     });
-  } else {
+  } else if constexpr (opcode_traits::UnitOf(op) ==
+                       isa::ExecUnit::kSimdShuffle) {
     return &Shuffle<op, kCluster>;
+  } else {
+    static_assert(kNotListed<op>, "a cross-lane opcode without a handler");
   }
 }
 
