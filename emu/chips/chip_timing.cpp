@@ -30,15 +30,19 @@ constexpr size_t kNumChips = 0
 #undef CHIP
     ;
 
-// A row for every chip, in chips.def's order.
-constexpr bool MemoryRowsComplete() {
-  if (std::size(kMemory) != kNumChips) return false;
-  for (size_t i = 0; i < std::size(kMemory); ++i) {
-    if (static_cast<size_t>(kMemory[i].id) != i) return false;
+// Whether a table has one row per enumerator (`count` of them), in the
+// enum's order: `key` gives a row's enumerator.
+template <class Row, size_t kRows, class Key>
+constexpr bool OneRowEachInOrder(const Row (&rows)[kRows], size_t count,
+                                 Key Row::*key) {
+  if (kRows != count) return false;
+  for (size_t i = 0; i < kRows; ++i) {
+    if (static_cast<size_t>(rows[i].*key) != i) return false;
   }
   return true;
 }
-static_assert(MemoryRowsComplete(),
+
+static_assert(OneRowEachInOrder(kMemory, kNumChips, &MemoryRow::id),
               "chip_memory.def needs one row per chip of chips.def, in its "
               "order");
 
@@ -53,15 +57,7 @@ constexpr UnitCostRow kUnitCosts[] = {
 #undef UNIT_COST
 };
 
-// A row for every execution unit, in isa/exec_units.def's order.
-constexpr bool UnitCostsComplete() {
-  if (std::size(kUnitCosts) != kNumExecUnits) return false;
-  for (size_t i = 0; i < std::size(kUnitCosts); ++i) {
-    if (static_cast<size_t>(kUnitCosts[i].unit) != i) return false;
-  }
-  return true;
-}
-static_assert(UnitCostsComplete(),
+static_assert(OneRowEachInOrder(kUnitCosts, kNumExecUnits, &UnitCostRow::unit),
               "unit_costs.def needs one row per execution unit of "
               "isa/exec_units.def, in its order");
 
