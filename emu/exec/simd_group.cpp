@@ -116,7 +116,8 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
     previous = current;
     current = top.pc;
     if (trace_ != nullptr) [[unlikely]] {
-      RecordEvent(ctx, d, top.pc, mask, *trace_);
+      RecordEvent(ctx, d, top.pc, mask, static_cast<uint32_t>(counted_lanes_),
+                  *trace_);
     }
     ++stats.instructions;
     stats.lane_instructions += counted_lanes_;

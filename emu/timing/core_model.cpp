@@ -159,6 +159,7 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end, double dram_share,
     }
     refresh_all_ = false;
     uint64_t issued = 0;
+    int issuing = 0;  // schedulers that issued (a count, not a popcount call)
     for (int s = 0; s < schedulers_; ++s) {
       if (next_time_[s] > now) continue;
       // Oldest ready SIMD group first (lowest slot: placed earliest among
@@ -171,6 +172,7 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end, double dram_share,
         continue;
       }
       issued |= uint64_t{1} << s;
+      ++issuing;
       const int first = q.warp(first_position);
       const int pipe = q.pipe(first_position);
       Issue(warps_[first], s, now, shared);
@@ -183,7 +185,6 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end, double dram_share,
       next_time_[s] = now + 1;
     }
     CountStalls(now, now + 1, issued);
-    const int issuing = std::popcount(issued);
     stats_.issue_cycles += issuing;
     epoch_issues_ += issuing;
     if (refresh_all_) {

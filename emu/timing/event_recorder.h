@@ -16,11 +16,13 @@ namespace mtlemu::emu {
 inline constexpr uint32_t kLineShift = 7;  // 128-byte lines
 inline constexpr int kThreadgroupBanks = 32;
 
+// `lanes`: the number of lanes in `mask` (the caller keeps it).
 inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
-                        uint32_t pc, uint32_t mask, SimdGroupTrace& trace) {
+                        uint32_t pc, uint32_t mask, uint32_t lanes,
+                        SimdGroupTrace& trace) {
   TraceEvent e;
   e.pc = pc;
-  e.lanes = static_cast<uint8_t>(std::popcount(mask));
+  e.lanes = static_cast<uint8_t>(lanes);
   const isa::Instruction* inst = d.inst;
   if (inst != nullptr) {
     const isa::OpInfo& info = inst->info();
