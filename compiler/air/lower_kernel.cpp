@@ -598,8 +598,9 @@ bool SerializeConstant(const llvm::Constant* c, const llvm::DataLayout& layout,
 
 }  // namespace
 
-// Constant globals the kernel reads (MSL `constant` tables) are laid out in
-// the kernel's constant data; each gets a register with its address.
+// Constant globals the kernel reads (MSL `constant` tables; the file's
+// other kernels' are not its own) are laid out in the kernel's constant
+// data; each gets a register with its address.
 void Lowering::LayOutConstantData() {
   std::vector<const llvm::GlobalVariable*> globals;
   uint64_t size = 0;
@@ -607,8 +608,8 @@ void Lowering::LayOutConstantData() {
   for (const llvm::GlobalVariable& g : f_.getParent()->globals()) {
     // Device and constant address spaces only: the data lives in a buffer.
     const unsigned space = g.getAddressSpace();
-    if ((space != 1 && space != 2) || g.use_empty() || !g.isConstant() ||
-        !g.hasInitializer()) {
+    if ((space != 1 && space != 2) || !g.isConstant() || !g.hasInitializer() ||
+        !UsedIn(g, f_)) {
       continue;
     }
     const llvm::Align align =

@@ -976,5 +976,38 @@ kernel void none(device float* out [[buffer(0)]]) { out[0] = 1.0f; }
   EXPECT_EQ(memory["none"], 0u);
 }
 
+// Likewise each kernel's constant data holds the program-scope constant
+// tables it reads, not every table of the file.
+TEST(MslKernels, ConstantDataIsEachKernelsOwn) {
+  Result<isa::Module> m = compiler::CompileMsl(R"(
+#include <metal_stdlib>
+using namespace metal;
+constant float small_table[4] = {1, 2, 3, 4};
+constant float big_table[1000] = {5, 6, 7};
+kernel void reads_small(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = small_table[i % 4];
+}
+kernel void reads_big(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = big_table[i % 1000];
+}
+kernel void reads_none(device float* out [[buffer(0)]]) { out[0] = 1.0f; }
+)",
+                                               "tables.metal", {});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  std::map<std::string, std::vector<uint8_t>> data;
+  for (const isa::Kernel& k : m.value().kernels) data[k.name] = k.constant_data;
+  ASSERT_EQ(data["reads_small"].size(), 4u * 4);
+  float first[4];
+  std::memcpy(first, data["reads_small"].data(), sizeof(first));
+  EXPECT_EQ(first[0], 1.0f);
+  EXPECT_EQ(first[3], 4.0f);
+  ASSERT_EQ(data["reads_big"].size(), 1000u * 4);
+  float big[2];
+  std::memcpy(big, data["reads_big"].data(), sizeof(big));
+  EXPECT_EQ(big[0], 5.0f);
+  EXPECT_EQ(big[1], 6.0f);
+  EXPECT_TRUE(data["reads_none"].empty());
+}
+
 }  // namespace
 }  // namespace mtlemu
