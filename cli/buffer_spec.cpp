@@ -146,10 +146,19 @@ Result<uint64_t> ParseFloatBits(ScalarType type, std::string_view text) {
   }
   char* end = nullptr;
   errno = 0;
-  const float f = std::strtof(s.c_str(), &end);
+  // half and bfloat from the double, rounded once (as the assembler does).
+  const double d = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size()) return Error{not_number};
-  const uint64_t bits = FloatBits(type, f);
-  if (IsInfBits(type, bits) && !(std::isinf(f) && errno != ERANGE)) {
+  const bool in_range = !(std::isinf(d) && errno == ERANGE);
+  uint64_t bits;
+  if (type == ScalarType::kHalf) {
+    bits = isa::DoubleToHalfBits(d);
+  } else if (type == ScalarType::kBFloat) {
+    bits = isa::DoubleToBFloatBits(d);
+  } else {
+    bits = std::bit_cast<uint32_t>(std::strtof(s.c_str(), nullptr));
+  }
+  if (IsInfBits(type, bits) && !(std::isinf(d) && in_range)) {
     return Error{Quote(text) + " is out of range for " +
                  std::string(isa::MetalName(type))};
   }

@@ -205,21 +205,6 @@ bool IsTinyDecimal(std::string_view s) {
   return magnitude + exponent < 0;
 }
 
-// double -> float rounding to odd, so that a second rounding to half or
-// bfloat is as if rounded once from the double.
-float RoundToOddFloat(double d) {
-  if (std::fabs(d) > std::numeric_limits<float>::max()) {
-    return d < 0 ? -std::numeric_limits<float>::infinity()
-                 : std::numeric_limits<float>::infinity();
-  }
-  float f = static_cast<float>(d);
-  if (static_cast<double>(f) == d || std::isnan(d)) return f;
-  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) {
-    f = std::nextafter(f, 0.0f);
-  }
-  return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
-}
-
 std::string TypeRange(ScalarType type) {
   const int width = SizeOf(type) * 8;
   if (type == ScalarType::kBool) return "0..1";
@@ -1628,9 +1613,8 @@ std::optional<uint64_t> ParseImmediate(std::string_view text, ScalarType type,
   if (r.ec != std::errc() || r.ptr != last) {
     return fail("malformed immediate " + Quote(text));
   }
-  const float f = RoundToOddFloat(d);
   const uint16_t bits =
-      type == ScalarType::kHalf ? FloatToHalfBits(f) : FloatToBFloatBits(f);
+      type == ScalarType::kHalf ? DoubleToHalfBits(d) : DoubleToBFloatBits(d);
   const uint16_t inf_bits = type == ScalarType::kHalf ? 0x7c00 : 0x7f80;
   if ((bits & 0x7fff) == inf_bits) return out_of_range();
   return bits;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace mtlemu::isa {
 
@@ -74,6 +76,31 @@ inline uint16_t FloatToBFloatBits(float f) {
 
 inline float BFloatBitsToFloat(uint16_t b) {
   return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
+
+// double -> float rounding to odd, so that a second rounding to half or
+// bfloat is as if rounded once from the double.
+inline float RoundToOddFloat(double d) {
+  if (std::fabs(d) > std::numeric_limits<float>::max()) {
+    return d < 0 ? -std::numeric_limits<float>::infinity()
+                 : std::numeric_limits<float>::infinity();
+  }
+  float f = static_cast<float>(d);
+  if (static_cast<double>(f) == d || std::isnan(d)) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) {
+    f = std::nextafter(f, 0.0f);
+  }
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
+}
+
+// A literal's value (parsed as a double) as half or bfloat bits, rounded
+// once to nearest even: the one codec of the assembler and the command
+// line.
+inline uint16_t DoubleToHalfBits(double d) {
+  return FloatToHalfBits(RoundToOddFloat(d));
+}
+inline uint16_t DoubleToBFloatBits(double d) {
+  return FloatToBFloatBits(RoundToOddFloat(d));
 }
 
 }  // namespace mtlemu::isa

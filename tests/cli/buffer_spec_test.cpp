@@ -452,6 +452,18 @@ TEST(ParseScalarValueTest, Floats) {
   EXPECT_EQ(Value(ScalarType::kBFloat, "3.140625"), 0x4049u);
   EXPECT_EQ(Value(ScalarType::kBFloat, "-inf"), 0xff80u);
 
+  // Rounded once, as the assembler rounds its literals: 1 + 2^-11 + 2^-30
+  // lies just above the tie between the halves 1 and 1 + 2^-10 (so rounds
+  // up), but rounds to the tie itself as a float (whose tie rounds to
+  // even, down); likewise 1 + 2^-8 + 2^-30 for bfloat.
+  EXPECT_EQ(Value(ScalarType::kHalf, "1.000488282181322574615478515625"),
+            0x3c01u);
+  EXPECT_EQ(Value(ScalarType::kHalf, "-1.000488282181322574615478515625"),
+            0xbc01u);
+  EXPECT_EQ(Value(ScalarType::kBFloat, "1.003906250931322574615478515625"),
+            0x3f81u);
+  EXPECT_EQ(Value(ScalarType::kHalf, "1.00048828125"), 0x3c00u);  // the tie
+
   EXPECT_EQ(ValueError(ScalarType::kFloat, "1e39"),
             "'1e39' is out of range for float");
   EXPECT_EQ(ValueError(ScalarType::kHalf, "70000"),
