@@ -55,9 +55,9 @@ Result<std::vector<uint8_t>> Pack(const std::string& name, const KernelArg& a,
       case triton::ir::FloatFormat::kF32:
         return Bytes<float>(static_cast<float>(f));
       case triton::ir::FloatFormat::kF16:
-        return Bytes<uint16_t>(isa::FloatToHalfBits(static_cast<float>(f)));
+        return Bytes<uint16_t>(isa::DoubleToHalfBits(f));
       case triton::ir::FloatFormat::kBF16:
-        return Bytes<uint16_t>(isa::FloatToBFloatBits(static_cast<float>(f)));
+        return Bytes<uint16_t>(isa::DoubleToBFloatBits(f));
       default:
         break;
     }

@@ -33,9 +33,9 @@
 //   Values: bool is true, false, 0 or 1. Integers are decimal or hex with
 //   0x, with a leading '-' allowed for signed types; out of range for the type
 //   is an error. float, half and bfloat accept any strtof form (1.5, 1e-3,
-//   0x1.8p0, inf, -inf, nan, -0); half and bfloat are read as a float, then
-//   rounded to nearest even; a finite value too large for the type is an
-//   error.
+//   0x1.8p0, inf, -inf, nan, -0); half and bfloat are read as a double and
+//   rounded once to nearest even (isa::DoubleToHalfBits, as the assembler
+//   does); a finite value too large for the type is an error.
 //
 // --threadgroup-memory INDEX=BYTES
 //   INDEX is a threadgroup slot 0..30, BYTES a non-negative integer.
