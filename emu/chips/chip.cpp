@@ -8,7 +8,8 @@ namespace mtlemu {
 namespace {
 
 constexpr std::array kChips = {
-#define CHIP(e, name, marketing, family, cores, mhz) \
+#define CHIP(e, name, marketing, family, cores, mhz, l2, slc, dram, dynamic, \
+             dual)                                                           \
   ChipSpec{name, marketing, family, cores, mhz},
 #include "emu/chips/chips.def"
 #undef CHIP

@@ -5,30 +5,22 @@
 namespace mtlemu {
 namespace {
 
-enum class ChipId {
-#define CHIP(e, name, marketing, family, cores, mhz) e,
-#include "emu/chips/chips.def"
-#undef CHIP
-};
-
-struct MemoryRow {
-  ChipId id;
+// The timing columns of chips.def, in its order (AllChips()'s).
+struct ChipRow {
   uint32_t l2_kib;
   uint32_t slc_mib;
   double dram_gbps;
+  bool dynamic_caching;
+  bool fp32_dual_issue;
 };
 
-constexpr MemoryRow kMemory[] = {
-#define CHIP_MEMORY(e, l2, slc, dram) {ChipId::e, l2, slc, dram},
-#include "emu/chips/chip_memory.def"
-#undef CHIP_MEMORY
-};
-
-constexpr size_t kNumChips = 0
-#define CHIP(e, name, marketing, family, cores, mhz) +1
+constexpr ChipRow kChipRows[] = {
+#define CHIP(e, name, marketing, family, cores, mhz, l2, slc, dram, dynamic, \
+             dual)                                                           \
+  {l2, slc, dram, dynamic, dual},
 #include "emu/chips/chips.def"
 #undef CHIP
-    ;
+};
 
 // Whether a table has one row per enumerator (`count` of them), in the
 // enum's order: `key` gives a row's enumerator.
@@ -41,10 +33,6 @@ constexpr bool OneRowEachInOrder(const Row (&rows)[kRows], size_t count,
   }
   return true;
 }
-
-static_assert(OneRowEachInOrder(kMemory, kNumChips, &MemoryRow::id),
-              "chip_memory.def needs one row per chip of chips.def, in its "
-              "order");
 
 struct UnitCostRow {
   isa::ExecUnit unit;
@@ -80,16 +68,12 @@ std::optional<ChipTiming> FindChipTiming(std::string_view name) {
   const std::span<const ChipSpec> all = AllChips();
   for (size_t i = 0; i < all.size(); ++i) {
     if (all[i].name != spec->name) continue;
-    for (const MemoryRow& m : kMemory) {
-      if (static_cast<size_t>(m.id) != i) continue;
-      t.l2_bytes = m.l2_kib * 1024;
-      t.slc_bytes = uint64_t{m.slc_mib} << 20;
-      t.dram_gbps = m.dram_gbps;
-    }
-  }
-  if (spec->gpu_family == "Apple9") {
-    t.dynamic_caching = true;
-    t.fp32_dual_issue = true;
+    const ChipRow& row = kChipRows[i];
+    t.l2_bytes = row.l2_kib * 1024;
+    t.slc_bytes = uint64_t{row.slc_mib} << 20;
+    t.dram_gbps = row.dram_gbps;
+    t.dynamic_caching = row.dynamic_caching;
+    t.fp32_dual_issue = row.fp32_dual_issue;
   }
   return t;
 }

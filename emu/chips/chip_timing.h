@@ -1,6 +1,7 @@
-// Everything the timing model knows about a chip: the host-API row
-// (chips.def), the memory system (chip_memory.def), the GPU family's core
-// (below, with sources) and instruction costs (unit_costs.def). Numbers the
+// Everything the timing model knows about a chip: its row of chips.def
+// (the host API's columns, the memory system and the core's features), the
+// core all chips share (below, with sources) and instruction costs
+// (unit_costs.def). Numbers the
 // reference does not give are named assumptions here, never silent guesses.
 #pragma once
 
@@ -45,7 +46,7 @@ struct ChipTiming {
   int l1_ways = 8;
   int l2_ways = 16;
 
-  // --- the memory system (chip_memory.def) -------------------------------
+  // --- the memory system (chips.def) -------------------------------------
   // The SLC is a memory-side cache that the CPU sees too: a kernel's
   // stores are done when they reach it. Assumption (no published number):
   // it takes a kernel's last writes up to its whole size and writes them
@@ -108,7 +109,7 @@ struct ChipTiming {
   // lane on the same address (they serialize).
   double atomic_cycles_per_conflict = 4;
 
-  // --- M3 (Apple9), V [TT] -----------------------------------------------
+  // --- core features (chips.def: the M3 family), V [TT] ------------------
   // Dynamic Caching: registers allocated by actual use, from one on-chip
   // pool shared with threadgroup memory. Modelled: a thread holds the
   // registers live at the instruction it runs, so occupancy counts their
