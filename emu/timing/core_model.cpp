@@ -40,29 +40,31 @@ CoreModel::CoreModel(const ChipTiming& chip,
       simd_detail_(simd_detail),
       schedulers_(chip.schedulers_per_core),
       residents_(threadgroup_slots),
-      warps_(static_cast<size_t>(threadgroup_slots) *
-             simd_groups_per_threadgroup),
+      simd_groups_(static_cast<size_t>(threadgroup_slots) *
+                   simd_groups_per_threadgroup),
       next_time_(chip.schedulers_per_core, kNever),
       oldest_(chip.schedulers_per_core, -1),
-      cached_warp_(2 * chip.schedulers_per_core, -1),
+      cached_simd_group_(2 * chip.schedulers_per_core, -1),
       cached_instruction_(2 * chip.schedulers_per_core, nullptr),
       l1_(chip.l1_bytes, chip.line_bytes, chip.l1_ways),
       dram_share_(chip.dram_bytes_per_clock() / chip.spec.gpu_cores) {
   // CountStalls takes the schedulers that issued as a 64-bit mask.
   assert(schedulers_ >= 1 && schedulers_ <= 64);
   std::vector<std::vector<int>> by_scheduler(schedulers_);
-  for (size_t i = 0; i < warps_.size(); ++i) {
-    warps_[i].slot = static_cast<int>(i / sgs_per_tg_);
-    warps_[i].scheduler = static_cast<int>(i % schedulers_);
-    warps_[i].position = static_cast<int>(by_scheduler[i % schedulers_].size());
-    warps_[i].register_ready.assign(registers_, 0);
-    warps_[i].register_from_memory.assign(registers_, 0);
+  for (size_t i = 0; i < simd_groups_.size(); ++i) {
+    simd_groups_[i].slot = static_cast<int>(i / sgs_per_tg_);
+    simd_groups_[i].scheduler = static_cast<int>(i % schedulers_);
+    simd_groups_[i].position =
+        static_cast<int>(by_scheduler[i % schedulers_].size());
+    simd_groups_[i].register_ready.assign(registers_, 0);
+    simd_groups_[i].register_from_memory.assign(registers_, 0);
     by_scheduler[i % schedulers_].push_back(static_cast<int>(i));
   }
-  for (auto& warps : by_scheduler) queues_.emplace_back(std::move(warps));
+  for (auto& simd_groups : by_scheduler)
+    queues_.emplace_back(std::move(simd_groups));
 }
 
-void CoreModel::Sync(const Warp& w) {
+void CoreModel::Sync(const SimdGroupState& w) {
   queues_[w.scheduler].Set(w.position,
                            w.done || w.at_barrier ? kNever : w.ready,
                            w.next_pipe, !w.done);
@@ -93,7 +95,7 @@ void CoreModel::Place(ThreadgroupTrace&& trace, uint64_t now) {
     r.start = now;
     r.live = static_cast<uint32_t>(r.trace.simd_groups.size());
     for (uint32_t i = 0; i < sgs_per_tg_; ++i) {
-      Warp& w = warps_[s * sgs_per_tg_ + i];
+      SimdGroupState& w = simd_groups_[s * sgs_per_tg_ + i];
       w.done = true;
       if (i >= r.trace.simd_groups.size() ||
           r.trace.simd_groups[i].records.empty()) {
@@ -119,7 +121,7 @@ void CoreModel::Place(ThreadgroupTrace&& trace, uint64_t now) {
   }
 }
 
-void CoreModel::ComputeReady(Warp& w, uint64_t after) {
+void CoreModel::ComputeReady(SimdGroupState& w, uint64_t after) {
   const InstructionTiming& t = timings_[w.cursor.pc()];
   uint64_t ready = after;
   bool memory = false;
@@ -173,9 +175,9 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end, double dram_share,
       }
       issued |= uint64_t{1} << s;
       ++issuing;
-      const int first = q.warp(first_position);
+      const int first = q.simd_group(first_position);
       const int pipe = q.pipe(first_position);
-      Issue(warps_[first], s, now, shared);
+      Issue(simd_groups_[first], s, now, shared);
       if (chip_.fp32_dual_issue) IssuePartner(s, first, pipe, now, shared);
       // (A partner is ALU work only beside ALU work.)
       if (pipe == kFp32Pipe || pipe == static_cast<int>(isa::ExecUnit::kAlu)) {
@@ -205,7 +207,7 @@ void CoreModel::CountStalls(uint64_t from, uint64_t to, uint64_t issued) {
     // Why the oldest SIMD group of this scheduler is not issuing.
     uint64_t* reason = &stats_.stall_idle;
     if (oldest_[s] >= 0) {
-      const Warp& w = warps_[oldest_[s]];
+      const SimdGroupState& w = simd_groups_[oldest_[s]];
       if (w.at_barrier) {
         reason = &stats_.stall_barrier;
       } else if (w.ready > from) {
@@ -236,24 +238,25 @@ void CoreModel::IssuePartner(int scheduler, int first, int pipe, uint64_t now,
   if (partner < 0) return;
   IssueQueue& q = queues_[scheduler];
   for (size_t p = 0; p < q.size(); ++p) {
-    if (q.pipe(p) != partner || q.warp(p) == first || q.IssueTime(p) > now) {
+    if (q.pipe(p) != partner || q.simd_group(p) == first ||
+        q.IssueTime(p) > now) {
       continue;
     }
-    Issue(warps_[q.warp(p)], scheduler, now, shared);
+    Issue(simd_groups_[q.simd_group(p)], scheduler, now, shared);
     return;
   }
 }
 
-double CoreModel::OperandCycles(const InstructionTiming& t, int warp,
+double CoreModel::OperandCycles(const InstructionTiming& t, int simd_group,
                                 int cache) const {
   // Only the full-rate pipe: a slower instruction reads its operands while
   // the pipe is busy with it anyway.
   if (t.unit != isa::ExecUnit::kAlu) return 0;
-  const bool switched = cached_warp_[cache] != warp;
+  const bool switched = cached_simd_group_[cache] != simd_group;
   if (t.narrow) {
     // 16-bit: after a switch, only a register the SIMD group's own last
     // instruction wrote costs (a back-to-back dependency [T]).
-    const InstructionTiming* previous = warps_[warp].previous;
+    const InstructionTiming* previous = simd_groups_[simd_group].previous;
     if (!switched || previous == nullptr) return 0;
     for (uint16_t r : t.reads) {
       if (std::find(previous->writes.begin(), previous->writes.end(), r) !=
@@ -278,17 +281,17 @@ double CoreModel::OperandCycles(const InstructionTiming& t, int warp,
   return misses >= 2 ? chip_.register_cache_miss_cycles : 0;
 }
 
-void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
+void CoreModel::Issue(SimdGroupState& w, int scheduler, uint64_t now,
                       const SharedView& shared) {
   const TraceEvent e = w.cursor.event();
   const InstructionTiming& t = timings_[e.pc];
   const UnitCost& cost = chip_.cost(t.unit);
   IssueQueue& queue = queues_[scheduler];
   const int pipe = PipeOf(t);
-  const int warp = static_cast<int>(&w - warps_.data());
+  const int simd_group = static_cast<int>(&w - simd_groups_.data());
   const int cache = OperandCache(scheduler, pipe);
-  const double operand_cycles = OperandCycles(t, warp, cache);
-  cached_warp_[cache] = warp;
+  const double operand_cycles = OperandCycles(t, simd_group, cache);
+  cached_simd_group_[cache] = simd_group;
   cached_instruction_[cache] = &t;
   w.previous = &t;
   queue.set_pipe_free(
@@ -350,7 +353,7 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
   Resident& tg = residents_[w.slot];
   w.cursor.Next();
   if (w.cursor.done()) {
-    FinishWarp(w, std::max(now + 1, done));
+    FinishSimdGroup(w, std::max(now + 1, done));
     return;
   }
   if (t.barrier) {
@@ -369,7 +372,7 @@ void CoreModel::Issue(Warp& w, int scheduler, uint64_t now,
 void CoreModel::ReleaseBarrier(int slot, uint64_t now) {
   const uint64_t release = now + Ceil(chip_.barrier_cycles);
   for (uint32_t i = 0; i < sgs_per_tg_; ++i) {
-    Warp& o = warps_[slot * sgs_per_tg_ + i];
+    SimdGroupState& o = simd_groups_[slot * sgs_per_tg_ + i];
     if (o.done || !o.at_barrier) continue;
     o.at_barrier = false;
     ComputeReady(o, release);
@@ -378,16 +381,16 @@ void CoreModel::ReleaseBarrier(int slot, uint64_t now) {
   refresh_all_ = true;
 }
 
-void CoreModel::FinishWarp(Warp& w, uint64_t now) {
+void CoreModel::FinishSimdGroup(SimdGroupState& w, uint64_t now) {
   w.done = true;
   Sync(w);
   --resident_;
   last_cycle_ = std::max(last_cycle_, now);
   Resident& tg = residents_[w.slot];
   const uint32_t index =
-      static_cast<uint32_t>(&w - &warps_[w.slot * sgs_per_tg_]);
+      static_cast<uint32_t>(&w - &simd_groups_[w.slot * sgs_per_tg_]);
   if (simd_detail_) {
-    slices_.push_back({static_cast<int>(&w - warps_.data()), w.start,
+    slices_.push_back({static_cast<int>(&w - simd_groups_.data()), w.start,
                        std::max(now, w.start + 1), tg.trace.index, index,
                        w.cursor.trace().instructions});
   }

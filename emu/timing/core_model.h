@@ -127,7 +127,9 @@ class CoreModel {
   uint64_t last_cycle() const { return last_cycle_; }
 
  private:
-  struct Warp {
+  // A SIMD group resident on the core: where its trace is and what it
+  // waits for.
+  struct SimdGroupState {
     TraceCursor cursor;  // at the next instruction
     uint64_t ready = 0;  // the next instruction may issue
     int next_pipe = 0;   // the pipe it needs (PipeOf)
@@ -154,9 +156,10 @@ class CoreModel {
   // Takes a scheduler's earliest issue time and oldest SIMD group from its
   // queue.
   void Refresh(int scheduler);
-  // Tells the warp's scheduler queue what the warp now waits for.
-  void Sync(const Warp& w);
-  void Issue(Warp& w, int scheduler, uint64_t now, const SharedView& shared);
+  // Tells the SIMD group's scheduler queue what it now waits for.
+  void Sync(const SimdGroupState& w);
+  void Issue(SimdGroupState& w, int scheduler, uint64_t now,
+             const SharedView& shared);
   // The pipe `t` issues to (issue_queue.h): its unit's, or on a chip that
   // dual-issues FP32, kFp32Pipe for FP32 arithmetic.
   int PipeOf(const InstructionTiming& t) const;
@@ -168,16 +171,17 @@ class CoreModel {
   // went to `pipe` this cycle, another one ready for the partner pipe.
   void IssuePartner(int scheduler, int first, int pipe, uint64_t now,
                     const SharedView& shared);
-  // Extra issue cycles of `t`, of the SIMD group `warp`, from operand cache
+  // Extra issue cycles of `t`, of SIMD group `simd_group`, from operand cache
   // `cache`: its register sources the cache does not hold.
-  double OperandCycles(const InstructionTiming& t, int warp, int cache) const;
+  double OperandCycles(const InstructionTiming& t, int simd_group,
+                       int cache) const;
   // `lines`: the event's e.line_count lines.
   uint64_t DeviceLoad(const TraceEvent& e, const uint64_t* lines, uint64_t now,
                       const SharedView& shared);
   void DeviceStore(const TraceEvent& e, const uint64_t* lines, uint64_t now);
   double DramBytesPerClock() const { return dram_share_; }
-  void ComputeReady(Warp& w, uint64_t after);
-  void FinishWarp(Warp& w, uint64_t now);
+  void ComputeReady(SimdGroupState& w, uint64_t after);
+  void FinishSimdGroup(SimdGroupState& w, uint64_t now);
   void ReleaseBarrier(int slot, uint64_t now);
   // Charges [from, to) to each scheduler that did not issue (bit s of
   // `issued`), by why its oldest SIMD group waits.
@@ -192,19 +196,19 @@ class CoreModel {
   int schedulers_;
 
   std::vector<Resident> residents_;
-  std::vector<Warp> warps_;          // slot * sgs_per_tg + index
-  std::vector<IssueQueue> queues_;   // per scheduler, with its pipes
-  std::vector<uint64_t> next_time_;  // per scheduler (Refresh)
-  std::vector<int> oldest_;          // per scheduler: oldest live warp, or -1
+  std::vector<SimdGroupState> simd_groups_;  // slot * sgs_per_tg + index
+  std::vector<IssueQueue> queues_;           // per scheduler, with its pipes
+  std::vector<uint64_t> next_time_;          // per scheduler (Refresh)
+  std::vector<int> oldest_;  // per scheduler: oldest live SIMD group, or -1
   // Operand caches (ChipTiming::register_cache_miss_cycles), two per
   // scheduler (OperandCache): the SIMD group and instruction each served
   // last, or -1.
   int OperandCache(int scheduler, int pipe) const {
     return 2 * scheduler + (pipe == kFp32Pipe ? 1 : 0);
   }
-  std::vector<int> cached_warp_;
+  std::vector<int> cached_simd_group_;
   std::vector<const InstructionTiming*> cached_instruction_;
-  bool refresh_all_ = false;  // a barrier released or a warp finished
+  bool refresh_all_ = false;  // a barrier released or a SIMD group finished
   uint32_t resident_ = 0;     // live SIMD groups
 
   CacheModel l1_;

@@ -27,15 +27,15 @@ class IssueQueue {
   static constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 
   IssueQueue() = default;
-  // `warps`: the core's warp indices, oldest first.
-  explicit IssueQueue(std::vector<int> warps)
-      : warps_(std::move(warps)),
-        ready_(warps_.size(), kNever),
-        pipe_(warps_.size(), 0),
-        live_(warps_.size(), 0) {}
+  // `simd_groups`: the core's SIMD group indices, oldest first.
+  explicit IssueQueue(std::vector<int> simd_groups)
+      : simd_groups_(std::move(simd_groups)),
+        ready_(simd_groups_.size(), kNever),
+        pipe_(simd_groups_.size(), 0),
+        live_(simd_groups_.size(), 0) {}
 
-  size_t size() const { return warps_.size(); }
-  int warp(size_t position) const { return warps_[position]; }
+  size_t size() const { return simd_groups_.size(); }
+  int simd_group(size_t position) const { return simd_groups_[position]; }
 
   // What the SIMD group at `position` waits for: its operands until
   // `ready` (kNever: done or at a barrier), then `pipe`.
@@ -73,7 +73,7 @@ class IssueQueue {
     Summarize();
     return earliest_;
   }
-  // The warp index of the oldest SIMD group not done, or -1.
+  // The index of the oldest SIMD group not done, or -1.
   int OldestLive() {
     Summarize();
     return oldest_live_;
@@ -86,7 +86,7 @@ class IssueQueue {
   int Scan(uint64_t now) {
     uint64_t earliest = kNever;
     int first = -1;
-    for (size_t i = 0; i < warps_.size(); ++i) {
+    for (size_t i = 0; i < simd_groups_.size(); ++i) {
       const uint64_t t = IssueTime(i);
       if (t <= now) return static_cast<int>(i);
       if (t < earliest) {
@@ -100,9 +100,9 @@ class IssueQueue {
 
   void Keep(uint64_t earliest, int first) {
     int oldest = -1;
-    for (size_t i = 0; i < warps_.size(); ++i) {
+    for (size_t i = 0; i < simd_groups_.size(); ++i) {
       if (live_[i] != 0) {
-        oldest = warps_[i];
+        oldest = simd_groups_[i];
         break;
       }
     }
@@ -117,7 +117,7 @@ class IssueQueue {
     // Without branches: which SIMD group waits least is unpredictable.
     uint64_t earliest = kNever;
     int first = -1;
-    for (size_t i = 0; i < warps_.size(); ++i) {
+    for (size_t i = 0; i < simd_groups_.size(); ++i) {
       const uint64_t t = IssueTime(i);
       const bool sooner = t < earliest;
       earliest = sooner ? t : earliest;
@@ -126,7 +126,7 @@ class IssueQueue {
     Keep(earliest, first);
   }
 
-  std::vector<int> warps_;
+  std::vector<int> simd_groups_;
   std::vector<uint64_t> ready_;
   std::vector<uint8_t> pipe_;
   std::vector<uint8_t> live_;

@@ -62,9 +62,9 @@ TEST(IssueQueue, DoneAndAtBarrier) {
 TEST(IssueQueue, MatchesAPlainScan) {
   std::mt19937_64 random(7);
   const size_t n = 24;
-  std::vector<int> warps(n);
-  for (size_t i = 0; i < n; ++i) warps[i] = static_cast<int>(4 * i + 1);
-  IssueQueue q(warps);
+  std::vector<int> simd_groups(n);
+  for (size_t i = 0; i < n; ++i) simd_groups[i] = static_cast<int>(4 * i + 1);
+  IssueQueue q(simd_groups);
   std::vector<uint64_t> ready(n, kNever);
   std::vector<int> pipe_of(n, 0);
   std::vector<bool> live(n, false);
@@ -90,7 +90,7 @@ TEST(IssueQueue, MatchesAPlainScan) {
     for (size_t i = 0; i < n; ++i) {
       earliest = std::min(earliest, time(i));
       if (first < 0 && time(i) <= now) first = static_cast<int>(i);
-      if (oldest < 0 && live[i]) oldest = warps[i];
+      if (oldest < 0 && live[i]) oldest = simd_groups[i];
     }
     ASSERT_EQ(q.FirstReady(now), first) << "step " << step;
     ASSERT_EQ(q.Earliest(), earliest) << "step " << step;
