@@ -1,8 +1,12 @@
 #include "compiler/module_cache.h"
 
+#include <elf.h>
+#include <link.h>
+#include <llvm/Support/xxhash.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -14,24 +18,62 @@
 namespace mtlemu::compiler {
 namespace {
 
-// FNV-1a, 64 bits, continued from `h`.
-uint64_t Hash(std::string_view data, uint64_t h = 0xcbf29ce484222325ull) {
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
+// `data` folded into the running hash `h` (xxHash64 of the piece, then of
+// the pair).
+uint64_t Hash(std::string_view data, uint64_t h = 0) {
+  const uint64_t pair[2] = {h, llvm::xxHash64(llvm::StringRef(data))};
+  return llvm::xxHash64(
+      llvm::StringRef(reinterpret_cast<const char*>(pair), sizeof(pair)));
 }
 
-// The compiler's identity: the running executable's bytes and the shims.
+// The GNU build id of a loaded object, as hex, or empty.
+std::string BuildId(const dl_phdr_info& object) {
+  for (int i = 0; i < object.dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = object.dlpi_phdr[i];
+    if (segment.p_type != PT_NOTE) continue;
+    const char* p =
+        reinterpret_cast<const char*>(object.dlpi_addr + segment.p_vaddr);
+    const char* end = p + segment.p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+      const char* name = p + sizeof(ElfW(Nhdr));
+      const char* desc = name + ((note->n_namesz + 3) & ~3u);
+      if (desc + note->n_descsz > end) break;
+      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+          std::memcmp(name, "GNU", 4) == 0) {
+        std::string hex;
+        for (uint32_t b = 0; b < note->n_descsz; ++b) {
+          static const char kDigits[] = "0123456789abcdef";
+          const auto byte = static_cast<unsigned char>(desc[b]);
+          hex += kDigits[byte >> 4];
+          hex += kDigits[byte & 15];
+        }
+        return hex;
+      }
+      p = desc + ((note->n_descsz + 3) & ~3u);
+    }
+  }
+  return "";
+}
+
+// The hash of a file's bytes, as hex (for an object without a build id).
+std::string FileHash(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)),
+                          std::istreambuf_iterator<char>());
+  return "xxh64:" + std::to_string(llvm::xxHash64(llvm::StringRef(bytes)));
+}
+
+// The compiler's identity: the cache version, the object this code is in,
+// LLVM's and Clang's shared libraries, and the shims.
 uint64_t CompilerHash() {
   static const uint64_t hash = [] {
     uint64_t h = Hash("mtlemu-module-cache-v" +
                       std::to_string(isa::kBinaryModuleVersion));
-    std::ifstream exe("/proc/self/exe", std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(exe)),
-                      std::istreambuf_iterator<char>());
-    h = Hash(bytes, h);
+    for (const ModuleCache::CompilerPart& part : ModuleCache::CompilerParts()) {
+      h = Hash(part.path, h);
+      h = Hash(part.id, h);
+    }
     for (size_t i = 0; i < msl::kNumShimFiles; ++i) {
       h = Hash(msl::kShimFiles[i].name, h);
       h = Hash(msl::kShimFiles[i].text, h);
@@ -49,6 +91,46 @@ std::string Hex(uint64_t v) {
 }
 
 }  // namespace
+
+std::vector<ModuleCache::CompilerPart> ModuleCache::CompilerParts() {
+  struct Search {
+    const void* self;  // an address in the object that holds the compiler
+    std::vector<CompilerPart> parts;
+  } search{reinterpret_cast<const void*>(&CompilerHash), {}};
+  dl_iterate_phdr(
+      [](dl_phdr_info* object, size_t, void* data) {
+        auto* search = static_cast<Search*>(data);
+        // The compiler's own object: the one whose loaded segments hold
+        // `self` (the main program, or a shared library that embeds it).
+        bool holds_self = false;
+        const auto self = reinterpret_cast<uintptr_t>(search->self);
+        for (int i = 0; i < object->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& segment = object->dlpi_phdr[i];
+          const uintptr_t start = object->dlpi_addr + segment.p_vaddr;
+          if (segment.p_type == PT_LOAD && self >= start &&
+              self < start + segment.p_memsz) {
+            holds_self = true;
+          }
+        }
+        std::string path = object->dlpi_name;
+        if (path.empty()) path = "/proc/self/exe";
+        const std::string base = std::filesystem::path(path).filename();
+        const bool llvm =
+            base.starts_with("libLLVM") || base.starts_with("libclang");
+        if (!holds_self && !llvm) return 0;
+        std::string id = BuildId(*object);
+        if (id.empty()) id = FileHash(path);
+        CompilerPart part{holds_self ? "compiler" : base, id};
+        if (holds_self) {
+          search->parts.insert(search->parts.begin(), part);
+        } else {
+          search->parts.push_back(part);
+        }
+        return 0;
+      },
+      &search);
+  return search.parts;
+}
 
 ModuleCache ModuleCache::FromEnvironment() {
   if (const char* d = std::getenv("MTLEMU_CACHE_DIR")) {

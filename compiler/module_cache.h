@@ -1,9 +1,10 @@
 // The on-disk cache of compiled modules: MSL compiled once is loaded from
 // the cache the next time, keyed by a hash of the preprocessed source (so
 // every header it includes counts), the file name, the compile options, the
-// kernels asked for, and the compiler itself (the running executable and
-// the embedded shims), so any rebuild invalidates. Preprocessing is a
-// small part of a compile.
+// kernels asked for, and the compiler itself (the build ids of the object
+// that holds it and of LLVM's and Clang's shared libraries, and the
+// embedded shims), so any rebuild or library upgrade invalidates.
+// Preprocessing is a small part of a compile.
 //
 // Where: $MTLEMU_CACHE_DIR, else $XDG_CACHE_HOME/mtlemu, else
 // $HOME/.cache/mtlemu. MTLEMU_CACHE_DIR=off (or an empty one) disables it.
@@ -34,6 +35,16 @@ class ModuleCache {
   static std::string Key(const msl::PreprocessedSource& preprocessed,
                          const msl::CompileOptions& options,
                          const std::vector<std::string>& kernels);
+
+  // What identifies the compiler in every key: the object that holds it
+  // (path "compiler": the executable or a shared library) first, then
+  // LLVM's and Clang's shared libraries, each with its GNU build id (hex),
+  // or a hash of its bytes where it has none.
+  struct CompilerPart {
+    std::string path;
+    std::string id;
+  };
+  static std::vector<CompilerPart> CompilerParts();
 
   // A cached module, or nullopt (missing, unreadable, damaged, or written
   // by another version: all the same, a miss).

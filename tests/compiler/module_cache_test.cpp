@@ -57,6 +57,31 @@ TEST_F(ModuleCacheTest, KeysDependOnEverythingTheOutputDependsOn) {
   EXPECT_NE(key, Key(kSource, "a.metal", constant, {}));
 }
 
+// The compiler's identity names the object that holds it and the LLVM and
+// Clang libraries it runs on (this test links them as shared libraries,
+// as Debian ships them), each by its build id: an upgrade of either must
+// miss the cache.
+TEST(ModuleCacheCompilerTest, IdentityHasTheCompilerAndLlvmAndClang) {
+  const std::vector<ModuleCache::CompilerPart> parts =
+      ModuleCache::CompilerParts();
+  ASSERT_FALSE(parts.empty());
+  EXPECT_EQ(parts[0].path, "compiler");
+  bool llvm = false, clang = false;
+  for (const ModuleCache::CompilerPart& part : parts) {
+    EXPECT_FALSE(part.id.empty()) << part.path;
+    llvm |= part.path.starts_with("libLLVM");
+    clang |= part.path.starts_with("libclang");
+  }
+  EXPECT_TRUE(llvm);
+  EXPECT_TRUE(clang);
+  // A build id as readelf prints it (GNU ld's SHA-1: 40 hex digits), or a
+  // hash of the bytes of an object linked without one.
+  for (const ModuleCache::CompilerPart& part : parts) {
+    EXPECT_TRUE(part.id.size() == 40 || part.id.starts_with("xxh64:"))
+        << part.path << " " << part.id;
+  }
+}
+
 // The key is made from the preprocessed text, so a header that changes
 // changes it, and one that is only touched does not.
 TEST_F(ModuleCacheTest, KeysSeeIncludedHeaders) {
