@@ -33,4 +33,28 @@ std::optional<SpecialRegister> SpecialRegisterFromName(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<std::array<SpecialRegister, 3>> SpecialRegistersOfAttribute(
+    std::string_view attribute) {
+#define SR_ALIAS(alias, same_as) \
+  if (attribute == alias) attribute = same_as;
+#define SR(e, name, per_lane)
+#include "isa/special_registers.def"
+#undef SR
+  std::array<SpecialRegister, 3> xyz{};
+  int found = 0;  // a bit per component
+  for (int i = 0; i < kNumSpecialRegisters; ++i) {
+    const auto sr = static_cast<SpecialRegister>(i);
+    const std::string_view name = kInfo[i].name;
+    if (name == attribute) return std::array{sr, sr, sr};
+    if (name.size() == attribute.size() + 2 && name.starts_with(attribute) &&
+        name[attribute.size()] == '.' && name.back() >= 'x' &&
+        name.back() <= 'z') {
+      xyz[name.back() - 'x'] = sr;
+      found |= 1 << (name.back() - 'x');
+    }
+  }
+  if (found == 7) return xyz;
+  return std::nullopt;
+}
+
 }  // namespace mtlemu::isa

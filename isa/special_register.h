@@ -2,6 +2,7 @@
 // special_registers.def.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -24,5 +25,10 @@ std::string_view SpecialRegisterName(SpecialRegister sr);
 // True when lanes of one SIMD group see different values.
 bool VariesPerLane(SpecialRegister sr);
 std::optional<SpecialRegister> SpecialRegisterFromName(std::string_view name);
+// The registers a Metal kernel input attribute reads: its x, y and z rows
+// ("thread_position_in_grid"), or one row three times for a scalar
+// ("thread_index_in_simdgroup"), aliases followed; nullopt if none.
+std::optional<std::array<SpecialRegister, 3>> SpecialRegistersOfAttribute(
+    std::string_view attribute);
 
 }  // namespace mtlemu::isa

@@ -57,73 +57,6 @@ AddressSpace SpaceOfPointer(const llvm::Type* t) {
   }
 }
 
-// The special registers of a Metal input attribute, by component.
-std::optional<std::array<SpecialRegister, 3>> SpecialsFor(
-    std::string_view attribute) {
-  using S = SpecialRegister;
-  auto xyz = [](S x, S y, S z) {
-    return std::optional<std::array<S, 3>>({x, y, z});
-  };
-  auto one = [](S s) { return std::optional<std::array<S, 3>>({s, s, s}); };
-  if (attribute == "thread_position_in_grid") {
-    return xyz(S::kThreadPositionInGridX, S::kThreadPositionInGridY,
-               S::kThreadPositionInGridZ);
-  }
-  if (attribute == "thread_position_in_threadgroup") {
-    return xyz(S::kThreadPositionInThreadgroupX,
-               S::kThreadPositionInThreadgroupY,
-               S::kThreadPositionInThreadgroupZ);
-  }
-  if (attribute == "threadgroup_position_in_grid") {
-    return xyz(S::kThreadgroupPositionInGridX, S::kThreadgroupPositionInGridY,
-               S::kThreadgroupPositionInGridZ);
-  }
-  if (attribute == "threads_per_threadgroup") {
-    return xyz(S::kThreadsPerThreadgroupX, S::kThreadsPerThreadgroupY,
-               S::kThreadsPerThreadgroupZ);
-  }
-  if (attribute == "dispatch_threads_per_threadgroup") {
-    return xyz(S::kDispatchThreadsPerThreadgroupX,
-               S::kDispatchThreadsPerThreadgroupY,
-               S::kDispatchThreadsPerThreadgroupZ);
-  }
-  if (attribute == "threadgroups_per_grid") {
-    return xyz(S::kThreadgroupsPerGridX, S::kThreadgroupsPerGridY,
-               S::kThreadgroupsPerGridZ);
-  }
-  if (attribute == "threads_per_grid" || attribute == "grid_size") {
-    return xyz(S::kThreadsPerGridX, S::kThreadsPerGridY, S::kThreadsPerGridZ);
-  }
-  if (attribute == "thread_index_in_threadgroup") {
-    return one(S::kThreadIndexInThreadgroup);
-  }
-  if (attribute == "thread_index_in_simdgroup") {
-    return one(S::kThreadIndexInSimdgroup);
-  }
-  if (attribute == "simdgroup_index_in_threadgroup") {
-    return one(S::kSimdgroupIndexInThreadgroup);
-  }
-  if (attribute == "threads_per_simdgroup" ||
-      attribute == "thread_execution_width") {
-    return one(S::kThreadsPerSimdgroup);
-  }
-  if (attribute == "simdgroups_per_threadgroup" ||
-      attribute == "dispatch_simdgroups_per_threadgroup") {
-    return one(S::kSimdgroupsPerThreadgroup);
-  }
-  if (attribute == "thread_index_in_quadgroup") {
-    return one(S::kThreadIndexInQuadgroup);
-  }
-  if (attribute == "quadgroup_index_in_threadgroup") {
-    return one(S::kQuadgroupIndexInThreadgroup);
-  }
-  if (attribute == "quadgroups_per_threadgroup" ||
-      attribute == "dispatch_quadgroups_per_threadgroup") {
-    return one(S::kQuadgroupsPerThreadgroup);
-  }
-  return std::nullopt;
-}
-
 class Lowering {
  public:
   Lowering(const llvm::Function& f, const msl::KernelDeclaration& decl)
@@ -466,7 +399,7 @@ void Lowering::SetUpArguments() {
         break;
       }
       case msl::ParameterKind::kBuiltin: {
-        const auto specials = SpecialsFor(p.attribute);
+        const auto specials = isa::SpecialRegistersOfAttribute(p.attribute);
         if (!specials) {
           Unsupported("input attribute [[" + p.attribute + "]]", nullptr);
           break;
