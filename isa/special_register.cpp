@@ -8,10 +8,11 @@ namespace {
 struct SpecialRegisterInfo {
   std::string_view name;
   bool per_lane;
+  bool per_simdgroup;
 };
 
 constexpr std::array<SpecialRegisterInfo, kNumSpecialRegisters> kInfo = {{
-#define SR(e, name, per_lane) {name, per_lane},
+#define SR(e, name, per_lane, per_simdgroup) {name, per_lane, per_simdgroup},
 #include "isa/special_registers.def"
 #undef SR
 }};
@@ -26,6 +27,10 @@ bool VariesPerLane(SpecialRegister sr) {
   return kInfo[static_cast<int>(sr)].per_lane;
 }
 
+bool VariesPerSimdgroup(SpecialRegister sr) {
+  return kInfo[static_cast<int>(sr)].per_simdgroup;
+}
+
 std::optional<SpecialRegister> SpecialRegisterFromName(std::string_view name) {
   for (int i = 0; i < kNumSpecialRegisters; ++i) {
     if (kInfo[i].name == name) return static_cast<SpecialRegister>(i);
@@ -37,7 +42,7 @@ std::optional<std::array<SpecialRegister, 3>> SpecialRegistersOfAttribute(
     std::string_view attribute) {
 #define SR_ALIAS(alias, same_as) \
   if (attribute == alias) attribute = same_as;
-#define SR(e, name, per_lane)
+#define SR(e, name, per_lane, per_simdgroup)
 #include "isa/special_registers.def"
 #undef SR
   std::array<SpecialRegister, 3> xyz{};

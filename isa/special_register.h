@@ -10,13 +10,13 @@
 namespace mtlemu::isa {
 
 enum class SpecialRegister : uint8_t {
-#define SR(e, name, per_lane) e,
+#define SR(e, name, per_lane, per_simdgroup) e,
 #include "isa/special_registers.def"
 #undef SR
 };
 
 inline constexpr int kNumSpecialRegisters = 0
-#define SR(e, name, per_lane) +1
+#define SR(e, name, per_lane, per_simdgroup) +1
 #include "isa/special_registers.def"
 #undef SR
     ;
@@ -24,6 +24,8 @@ inline constexpr int kNumSpecialRegisters = 0
 std::string_view SpecialRegisterName(SpecialRegister sr);
 // True when lanes of one SIMD group see different values.
 bool VariesPerLane(SpecialRegister sr);
+// True when SIMD groups of one threadgroup see different values.
+bool VariesPerSimdgroup(SpecialRegister sr);
 std::optional<SpecialRegister> SpecialRegisterFromName(std::string_view name);
 // The registers a Metal kernel input attribute reads: its x, y and z rows
 // ("thread_position_in_grid"), or one row three times for a scalar

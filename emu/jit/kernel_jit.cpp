@@ -105,9 +105,10 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
   }
   // A kernel that is one run and then `exit` is compiled whole as well.
   const uint32_t entry_end = kernel.code[0].run_end;
-  const bool whole = runs.front() == 0 && entry_end < kernel.code.size() &&
-                     kernel.code[entry_end].flow == Flow::kExit;
-  if (whole) EmitGroups(*module, kernel, entry_end, prefix + "_groups");
+  const bool whole =
+      runs.front() == 0 && entry_end < kernel.code.size() &&
+      kernel.code[entry_end].flow == Flow::kExit &&
+      EmitGroups(*module, kernel, entry_end, prefix + "_groups") != nullptr;
   std::string problems;
   llvm::raw_string_ostream os(problems);
   if (llvm::verifyModule(*module, &os)) {

@@ -98,16 +98,7 @@ class RunEmitter {
         ptr_(llvm::PointerType::get(c_, 0)) {}
 
   llvm::Function* Emit(uint32_t begin, uint32_t end, const std::string& name) {
-    auto* type = llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_}, false);
-    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name,
-                                 module_);
-    fn_->addFnAttr(llvm::Attribute::NoUnwind);
-    ctx_ = fn_->getArg(0);
-    code_ = fn_->getArg(1);
-    trips_ = fn_->getArg(2);
-    b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", fn_));
-    slots_ =
-        b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, slots)), "slots");
+    trips_ = BeginFunction(name);
     mask_ = b_.CreateLoad(i32_, FieldOf(offsetof(ExecContext, mask)), "mask");
     std::vector<llvm::Constant*> bits;
     for (int l = 0; l < kLanes; ++l) bits.push_back(b_.getInt32(1u << l));
@@ -132,19 +123,11 @@ class RunEmitter {
   }
 
   // The kernel [0, end) then `exit`, as JitGroupRun: the run once for each
-  // SIMD group, with every lane active.
+  // SIMD group, with every lane active; null if it reads a special register
+  // that WriteSpecials does not know.
   llvm::Function* EmitGroups(uint32_t end, const std::string& name) {
-    auto* type = llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_}, false);
-    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name,
-                                 module_);
-    fn_->addFnAttr(llvm::Attribute::NoUnwind);
-    ctx_ = fn_->getArg(0);
-    code_ = fn_->getArg(1);
-    groups_ = fn_->getArg(2);
-    llvm::BasicBlock* entry = llvm::BasicBlock::Create(c_, "entry", fn_);
-    b_.SetInsertPoint(entry);
-    slots_ =
-        b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, slots)), "slots");
+    groups_ = BeginFunction(name);
+    llvm::BasicBlock* entry = b_.GetInsertBlock();
     mask_ = b_.getInt32(~0u);
     active_ = llvm::ConstantVector::getSplat(
         llvm::ElementCount::getFixed(kLanes), b_.getTrue());
@@ -189,7 +172,10 @@ class RunEmitter {
     ZeroRegistersIfFlushed();
     llvm::Value* simd = b_.CreateAdd(first, group_, "simdgroup_index");
     llvm::Value* const at[3] = {p[0], p[1], p[2]};
-    WriteSpecials(simd, at, base);
+    if (!WriteSpecials(simd, at, base)) {
+      fn_->eraseFromParent();
+      return nullptr;
+    }
     for (uint16_t r = 0; r < kernel_.layout.uniform_base; ++r) {
       cache_[r] = {Splat(0), false, false};
     }
@@ -211,6 +197,23 @@ class RunEmitter {
   }
 
  private:
+  // A function (ExecContext*, code, third argument) -> i32 named `name`,
+  // with the insert point in its entry block after the lane file's
+  // address is loaded; returns its third argument (JitRun's trips,
+  // JitGroupRun's groups).
+  llvm::Value* BeginFunction(const std::string& name) {
+    auto* type = llvm::FunctionType::get(i32_, {ptr_, ptr_, ptr_}, false);
+    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name,
+                                 module_);
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    ctx_ = fn_->getArg(0);
+    code_ = fn_->getArg(1);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", fn_));
+    slots_ =
+        b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, slots)), "slots");
+    return fn_->getArg(2);
+  }
+
   struct Entry {
     llvm::Value* value;
     bool dirty;
@@ -332,8 +335,9 @@ class RunEmitter {
   // EmitGroups: the special registers that differ between the SIMD groups
   // of a threadgroup, for SIMD group `simd` whose lane 0 is at `p`, into
   // the lane file (for handlers) and the value cache. The others are the
-  // same for all and StartSimdGroup wrote them.
-  void WriteSpecials(llvm::Value* simd, llvm::Value* const p[3],
+  // same for all and StartSimdGroup wrote them. False if one that differs
+  // is not known here.
+  bool WriteSpecials(llvm::Value* simd, llvm::Value* const p[3],
                      llvm::Value* const base[3]) {
     using isa::SpecialRegister;
     const SlotLayout& layout = kernel_.layout;
@@ -380,27 +384,11 @@ class RunEmitter {
         case SpecialRegister::kSimdgroupIndexInThreadgroup:
           v = b_.CreateVectorSplat(kLanes, simd);
           break;
-        // The same in every SIMD group of a threadgroup.
-        case SpecialRegister::kThreadIndexInSimdgroup:
-        case SpecialRegister::kThreadIndexInQuadgroup:
-        case SpecialRegister::kThreadgroupPositionInGridX:
-        case SpecialRegister::kThreadgroupPositionInGridY:
-        case SpecialRegister::kThreadgroupPositionInGridZ:
-        case SpecialRegister::kThreadsPerThreadgroupX:
-        case SpecialRegister::kThreadsPerThreadgroupY:
-        case SpecialRegister::kThreadsPerThreadgroupZ:
-        case SpecialRegister::kDispatchThreadsPerThreadgroupX:
-        case SpecialRegister::kDispatchThreadsPerThreadgroupY:
-        case SpecialRegister::kDispatchThreadsPerThreadgroupZ:
-        case SpecialRegister::kThreadgroupsPerGridX:
-        case SpecialRegister::kThreadgroupsPerGridY:
-        case SpecialRegister::kThreadgroupsPerGridZ:
-        case SpecialRegister::kThreadsPerGridX:
-        case SpecialRegister::kThreadsPerGridY:
-        case SpecialRegister::kThreadsPerGridZ:
-        case SpecialRegister::kSimdgroupsPerThreadgroup:
-        case SpecialRegister::kThreadsPerSimdgroup:
-        case SpecialRegister::kQuadgroupsPerThreadgroup:
+        default:
+          // The same in every SIMD group of a threadgroup (the table's
+          // varies_per_simdgroup column), unless a row that varies has no
+          // case here.
+          if (isa::VariesPerSimdgroup(layout.specials[s])) return false;
           break;
       }
       if (v == nullptr) continue;
@@ -408,6 +396,7 @@ class RunEmitter {
       b_.CreateAlignedStore(v, SlotAddress(slot), llvm::Align(4));
       cache_[slot] = {v, false, false};
     }
+    return true;
   }
 
   llvm::Value* FieldOf(size_t offset) {

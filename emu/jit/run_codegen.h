@@ -30,7 +30,9 @@ llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,
                         uint32_t begin, uint32_t end, const std::string& name);
 
 // Emits the kernel, one straight run [0, end) and then `exit`, as `name`
-// with JitGroupRun's signature (emu/exec/exec_context.h).
+// with JitGroupRun's signature (emu/exec/exec_context.h); null (and nothing
+// emitted) if it reads a special register that differs between SIMD groups
+// in a way the emitter does not know.
 llvm::Function* EmitGroups(llvm::Module& module, const DecodedKernel& kernel,
                            uint32_t end, const std::string& name);
 

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace mtlemu::isa {
 namespace {
 
@@ -60,6 +62,29 @@ TEST(SpecialRegistersOfAttribute, UnknownIsNone) {
   EXPECT_EQ(Of("threads_per"), std::nullopt);
   EXPECT_EQ(Of(""), std::nullopt);
   EXPECT_EQ(Of("sample_id"), std::nullopt);
+}
+
+// Which registers differ between the SIMD groups of one threadgroup, from
+// Metal's definitions: positions and indices within the threadgroup or the
+// grid that count threads, quadgroups or SIMD groups. Lane indices within
+// a SIMD group or quadgroup repeat in every SIMD group.
+TEST(SpecialRegister, VariesPerSimdgroup) {
+  const std::set<S> varies = {
+      S::kThreadPositionInGridX,        S::kThreadPositionInGridY,
+      S::kThreadPositionInGridZ,        S::kThreadPositionInThreadgroupX,
+      S::kThreadPositionInThreadgroupY, S::kThreadPositionInThreadgroupZ,
+      S::kThreadIndexInThreadgroup,     S::kQuadgroupIndexInThreadgroup,
+      S::kSimdgroupIndexInThreadgroup};
+  for (int i = 0; i < kNumSpecialRegisters; ++i) {
+    const auto sr = static_cast<S>(i);
+    EXPECT_EQ(VariesPerSimdgroup(sr), varies.count(sr) == 1)
+        << SpecialRegisterName(sr);
+    // What differs between SIMD groups differs between lanes too, except
+    // the SIMD group's own index.
+    if (VariesPerSimdgroup(sr) && sr != S::kSimdgroupIndexInThreadgroup) {
+      EXPECT_TRUE(VariesPerLane(sr)) << SpecialRegisterName(sr);
+    }
+  }
 }
 
 }  // namespace
