@@ -17,8 +17,8 @@
 #include "emu/dispatch/grid.h"
 #include "emu/exec/decoded_kernel.h"
 #include "emu/exec/fault.h"
+#include "emu/exec/simd_trace.h"
 #include "emu/memory/device_memory.h"
-#include "emu/timing/simd_trace.h"
 
 namespace mtlemu::emu {
 
@@ -30,6 +30,8 @@ namespace mtlemu::emu {
 class TraceSink {
  public:
   virtual ~TraceSink() = default;
+  // The lines and banks the traces are recorded in (the sink's chip).
+  virtual TraceGeometry geometry() const = 0;
   virtual void Consume(std::vector<ThreadgroupTrace>& batch) = 0;
 };
 

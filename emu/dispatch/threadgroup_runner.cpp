@@ -215,14 +215,15 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
   const uint32_t count = (threads + kLanes - 1) / kLanes;
   if (simd_groups_.size() < count) simd_groups_.resize(count);
   if (trace != nullptr) {
+    const TraceGeometry geometry = setup.timing->geometry();
     trace->threads = threads;
     trace->simd_groups.resize(count);
     for (uint32_t i = 0; i < count; ++i) {
       trace->simd_groups[i].Clear();
-      simd_groups_[i].set_trace(&trace->simd_groups[i]);
+      simd_groups_[i].set_trace(&trace->simd_groups[i], geometry);
     }
   } else {
-    for (SimdGroup& sg : simd_groups_) sg.set_trace(nullptr);
+    for (SimdGroup& sg : simd_groups_) sg.set_trace(nullptr, {});
   }
   // Threadgroup memory is undefined at start in Metal: filled as the
   // setup says, the same on every run.

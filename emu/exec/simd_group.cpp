@@ -3,8 +3,8 @@
 #include <bit>
 
 #include "emu/check/kernel_checker.h"
+#include "emu/exec/event_recorder.h"
 #include "emu/exec/lane_loop.h"
-#include "emu/timing/event_recorder.h"
 
 namespace mtlemu::emu {
 
@@ -117,7 +117,7 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
     current = top.pc;
     if (trace_ != nullptr) [[unlikely]] {
       RecordEvent(ctx, d, top.pc, mask, static_cast<uint32_t>(counted_lanes_),
-                  *trace_);
+                  geometry_, *trace_);
     }
     ++stats.instructions;
     stats.lane_instructions += counted_lanes_;

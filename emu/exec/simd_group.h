@@ -9,7 +9,7 @@
 
 #include "emu/exec/decoded_kernel.h"
 #include "emu/exec/exec_context.h"
-#include "emu/timing/simd_trace.h"
+#include "emu/exec/simd_trace.h"
 
 namespace mtlemu::emu {
 
@@ -76,10 +76,15 @@ class SimdGroup {
   std::vector<uint32_t>& lane_file() { return lane_file_; }
 
   // Timed mode: every issued instruction is recorded here (nullptr: off).
-  void set_trace(SimdGroupTrace* trace) { trace_ = trace; }
+  // Timed mode: records each issued instruction into `trace` (null: off).
+  void set_trace(SimdGroupTrace* trace, const TraceGeometry& geometry) {
+    trace_ = trace;
+    geometry_ = geometry;
+  }
 
  private:
   SimdGroupTrace* trace_ = nullptr;
+  TraceGeometry geometry_;
   std::vector<uint32_t> lane_file_;
   std::vector<ReconvergenceEntry> stack_;
   uint32_t live_ = 0;  // lanes that exist and have not exited

@@ -18,7 +18,7 @@
 #include "emu/timing/instruction_timing.h"
 #include "emu/timing/issue_queue.h"
 #include "emu/timing/line_set.h"
-#include "emu/timing/simd_trace.h"
+#include "emu/exec/simd_trace.h"
 #include "traces/timeline.h"
 
 namespace mtlemu::emu {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "emu/timing/instruction_timing.h"
-#include "emu/timing/simd_trace.h"
+#include "emu/exec/simd_trace.h"
 #include "isa/module.h"
 
 namespace mtlemu::emu {

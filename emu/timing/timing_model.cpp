@@ -5,6 +5,8 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <bit>
+#include <cassert>
 #include <cmath>
 #include <deque>
 #include <optional>
@@ -210,6 +212,16 @@ TimingModel::TimingModel(const ChipTiming& chip, const isa::Kernel& kernel,
                                      options)) {}
 
 TimingModel::~TimingModel() = default;
+
+TraceGeometry TimingModel::geometry() const {
+  const ChipTiming& chip = state_->chip;
+  assert(std::has_single_bit(chip.line_bytes));
+  assert(chip.threadgroup_banks >= 1 &&
+         chip.threadgroup_banks <= int{TraceGeometry::kMaxBanks});
+  return {
+      .line_shift = static_cast<uint32_t>(std::countr_zero(chip.line_bytes)),
+      .threadgroup_banks = static_cast<uint32_t>(chip.threadgroup_banks)};
+}
 
 void TimingModel::Consume(std::vector<ThreadgroupTrace>& batch) {
   if (state_->cores.empty()) state_->Start(batch);

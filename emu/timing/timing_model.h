@@ -52,6 +52,7 @@ class TimingModel : public TraceSink {
               TimingOptions options = {});
   ~TimingModel() override;
 
+  TraceGeometry geometry() const override;
   void Consume(std::vector<ThreadgroupTrace>& batch) override;
 
   // Runs what is left and sums it up. `timeline` may be null.

@@ -1,8 +1,8 @@
-// SimdGroupTrace (emu/timing/simd_trace.h): instructions appended one by one
+// SimdGroupTrace (emu/exec/simd_trace.h): instructions appended one by one
 // and read back through a TraceCursor are the same instructions, with the
 // same lines, as a plain list of them; runs of plain instructions take one
 // record.
-#include "emu/timing/simd_trace.h"
+#include "emu/exec/simd_trace.h"
 
 #include <gtest/gtest.h>
 

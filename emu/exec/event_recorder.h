@@ -1,25 +1,23 @@
 // Records one issued instruction into a SimdGroupTrace, before the
 // instruction runs (so addresses are the ones it uses): the active lanes,
-// the 128-byte lines of device and constant memory it touches, and bank
-// conflicts in threadgroup memory.
+// the lines of device and constant memory it touches, and bank conflicts
+// in threadgroup memory, in the chip's TraceGeometry.
 #pragma once
 
 #include <algorithm>
 #include <bit>
 
 #include "emu/exec/memory_access.h"
-#include "emu/timing/simd_trace.h"
+#include "emu/exec/simd_trace.h"
 #include "isa/opcode.h"
 
 namespace mtlemu::emu {
 
-inline constexpr uint32_t kLineShift = 7;  // 128-byte lines
-inline constexpr int kThreadgroupBanks = 32;
-
 // `lanes`: the number of lanes in `mask` (the caller keeps it).
 inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
                         uint32_t pc, uint32_t mask, uint32_t lanes,
-                        SimdGroupTrace& trace) {
+                        const TraceGeometry& geometry, SimdGroupTrace& trace) {
+  const uint32_t line_shift = geometry.line_shift;
   TraceEvent e;
   e.pc = pc;
   e.lanes = static_cast<uint8_t>(lanes);
@@ -48,8 +46,8 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
           const uint64_t stride = ctx.Slot(d.slot[2])[lane];
           for (uint64_t r = 0; r < 8; ++r) {
             const uint64_t a = base + r * stride * size;
-            for (uint64_t l = a >> kLineShift;
-                 l <= (a + 8 * size - 1) >> kLineShift; ++l) {
+            for (uint64_t l = a >> line_shift;
+                 l <= (a + 8 * size - 1) >> line_shift; ++l) {
               trace.lines.push_back(l);
             }
           }
@@ -57,8 +55,8 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
                    mask == kAllLanes &&
                    IsContiguous(ctx, d.mem, true, size, &first)) {
           // The common case: 32 consecutive elements.
-          for (uint64_t l = first >> kLineShift;
-               l <= (first + uint64_t{kLanes} * size - 1) >> kLineShift; ++l) {
+          for (uint64_t l = first >> line_shift;
+               l <= (first + uint64_t{kLanes} * size - 1) >> line_shift; ++l) {
             trace.lines.push_back(l);
           }
           in_order = true;
@@ -69,8 +67,8 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
             const uint64_t a =
                 LaneAddress(ctx, d.mem, true, std::countr_zero(m));
             addresses[n++] = a;
-            const uint64_t low = a >> kLineShift,
-                           high = (a + size - 1) >> kLineShift;
+            const uint64_t low = a >> line_shift,
+                           high = (a + size - 1) >> line_shift;
             if (low != last) trace.lines.push_back(low);
             if (high != low) trace.lines.push_back(high);
             last = high;
@@ -109,10 +107,11 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
         }
         std::sort(words, words + n);
         n = static_cast<int>(std::unique(words, words + n) - words);
-        uint32_t per_bank[kThreadgroupBanks] = {};
+        uint32_t per_bank[TraceGeometry::kMaxBanks] = {};
         uint32_t busiest = 1;
         for (int i = 0; i < n; ++i) {
-          busiest = std::max(busiest, ++per_bank[words[i] % kThreadgroupBanks]);
+          busiest = std::max(busiest,
+                             ++per_bank[words[i] % geometry.threadgroup_banks]);
         }
         // Wider than 16 bytes per lane (a 4-vector of 64-bit): the words
         // past the fourth repeat the pattern of the first four.

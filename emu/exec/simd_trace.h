@@ -29,6 +29,15 @@
 
 namespace mtlemu::emu {
 
+// How memory is recorded: in the cache lines and threadgroup memory banks
+// of the chip the trace is for (ChipTiming::line_bytes and
+// threadgroup_banks; the TraceSink says them).
+struct TraceGeometry {
+  uint32_t line_shift = 0;         // log2 of a line's bytes
+  uint32_t threadgroup_banks = 0;  // of 4 bytes each, at most kMaxBanks
+  static constexpr uint32_t kMaxBanks = 64;
+};
+
 // One issued instruction.
 struct TraceEvent {
   uint32_t pc = 0;
