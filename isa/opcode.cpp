@@ -9,8 +9,9 @@ using namespace type_sets;
 
 // A row per opcode, in the enum's order (both from the same table).
 constexpr OpInfo kOpInfo[] = {
-#define OP(e, mnemonic, shape, types, unit, cluster) \
-  {mnemonic, OpShape::shape, types, ExecUnit::unit, cluster},
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops)   \
+  {mnemonic, OpShape::shape, types, ExecUnit::unit, ExecUnit::float_unit, \
+   cluster,  flops},
 #include "isa/opcodes.def"
 #undef OP
 };

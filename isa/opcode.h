@@ -10,13 +10,13 @@
 namespace mtlemu::isa {
 
 enum class Opcode : uint16_t {
-#define OP(e, mnemonic, shape, types, unit, cluster) e,
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) e,
 #include "isa/opcodes.def"
 #undef OP
 };
 
 inline constexpr int kNumOpcodes = 0
-#define OP(e, mnemonic, shape, types, unit, cluster) +1
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) +1
 #include "isa/opcodes.def"
 #undef OP
     ;
@@ -90,7 +90,9 @@ struct OpInfo {
   OpShape shape;
   TypeSet types;
   ExecUnit unit;
-  int cluster;  // 32 for SIMD-group functions, 4 for quad-group, else 0
+  ExecUnit float_unit;  // the unit for a floating-point type
+  int cluster;          // 32 for SIMD-group functions, 4 for quad-group, else 0
+  int flops;            // per active lane, for a floating-point type
 };
 
 const OpInfo& GetOpInfo(Opcode op);

@@ -11,23 +11,25 @@ namespace mtlemu::emu::opcode_traits {
 using namespace isa::type_sets;
 
 inline constexpr std::array<isa::TypeSet, isa::kNumOpcodes> kTypes = {
-#define OP(e, mnemonic, shape, types, unit, cluster) types,
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) types,
 #include "isa/opcodes.def"
 #undef OP
 };
 inline constexpr std::array<isa::OpShape, isa::kNumOpcodes> kShapes = {
-#define OP(e, mnemonic, shape, types, unit, cluster) isa::OpShape::shape,
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) \
+  isa::OpShape::shape,
 #include "isa/opcodes.def"
 #undef OP
 };
 inline constexpr std::array<int, isa::kNumOpcodes> kClusters = {
-#define OP(e, mnemonic, shape, types, unit, cluster) cluster,
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) cluster,
 #include "isa/opcodes.def"
 #undef OP
 };
 
 inline constexpr std::array<isa::ExecUnit, isa::kNumOpcodes> kUnits = {
-#define OP(e, mnemonic, shape, types, unit, cluster) isa::ExecUnit::unit,
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) \
+  isa::ExecUnit::unit,
 #include "isa/opcodes.def"
 #undef OP
 };
@@ -40,8 +42,8 @@ constexpr isa::ExecUnit UnitOf(isa::Opcode op) {
 template <typename F>
 decltype(auto) VisitOpcode(isa::Opcode op, F&& f) {
   switch (op) {
-#define OP(e, mnemonic, shape, types, unit, cluster) \
-  case isa::Opcode::e:                               \
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) \
+  case isa::Opcode::e:                                                  \
     return f.template operator()<isa::Opcode::e>();
 #include "isa/opcodes.def"
 #undef OP

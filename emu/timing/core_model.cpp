@@ -302,8 +302,7 @@ void CoreModel::Issue(SimdGroupState& w, int scheduler, uint64_t now,
   ++stats_.instructions;
   stats_.lane_instructions += e.lanes;
   ++stats_.by_unit[static_cast<int>(t.unit)];
-  stats_.flops +=
-      static_cast<double>(t.flops_per_lane) * e.lanes + t.flops_per_simd_group;
+  stats_.flops += static_cast<double>(t.flops_per_lane) * e.lanes;
 
   const uint64_t* lines = w.cursor.lines();
   const double latency = t.narrow ? chip_.alu16_latency : cost.latency;

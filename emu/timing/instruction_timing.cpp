@@ -7,15 +7,6 @@
 namespace mtlemu::emu {
 namespace {
 
-isa::ExecUnit EffectiveUnit(const isa::Instruction& inst) {
-  const isa::ExecUnit unit = inst.info().unit;
-  // FMUL32 runs at the FFMA rate [T]; only integer multiply is quarter rate.
-  if (unit == isa::ExecUnit::kMul && isa::IsFloat(inst.type)) {
-    return isa::ExecUnit::kAlu;
-  }
-  return unit;
-}
-
 MemoryKind MemoryOf(const isa::Instruction& inst) {
   const isa::OpInfo& info = inst.info();
   const bool matrix_load = info.shape == isa::OpShape::kMatrixLoad;
@@ -43,30 +34,15 @@ std::vector<InstructionTiming> InstructionTimings(const isa::Kernel& kernel) {
   for (size_t pc = 0; pc < kernel.code.size(); ++pc) {
     const isa::Instruction& inst = kernel.code[pc];
     InstructionTiming& t = out[pc];
-    t.unit = EffectiveUnit(inst);
+    const isa::OpInfo& info = inst.info();
+    const bool is_float = isa::IsFloat(inst.type);
+    t.unit = is_float ? info.float_unit : info.unit;
     t.memory = MemoryOf(inst);
     t.barrier = inst.op == isa::Opcode::kThreadgroupBarrier;
-    const bool is_float = isa::IsFloat(inst.type);
     t.fp32 = is_float && inst.type == isa::ScalarType::kFloat &&
              t.unit == isa::ExecUnit::kAlu;
     t.narrow = t.unit == isa::ExecUnit::kAlu && isa::SizeOf(inst.type) <= 2;
-    if (inst.op == isa::Opcode::kSimdgroupMultiplyAccumulate) {
-      t.flops_per_simd_group = 8 * 8 * 8 * 2;
-    } else if (is_float && t.memory == MemoryKind::kNone) {
-      switch (inst.op) {
-        case isa::Opcode::kFma:
-          t.flops_per_lane = 2;
-          break;
-        case isa::Opcode::kAdd:
-        case isa::Opcode::kSub:
-        case isa::Opcode::kMul:
-        case isa::Opcode::kDiv:
-          t.flops_per_lane = 1;
-          break;
-        default:
-          break;
-      }
-    }
+    if (is_float) t.flops_per_lane = static_cast<uint32_t>(info.flops);
     for (int i = 0; i < inst.NumOperands(); ++i) {
       const isa::Operand& op = inst.operands[i];
       auto add = [&](std::vector<uint16_t>& list, uint16_t r, int span) {

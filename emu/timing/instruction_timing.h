@@ -1,7 +1,7 @@
 // What the timing model needs to know about each instruction of a kernel,
-// worked out once per dispatch from the ISA: its unit (with float multiply
-// and divide on the full-rate pipe, as measured), the registers it reads
-// and writes, the memory it goes to, and the FLOPs per lane.
+// worked out once per dispatch from the ISA and the opcode table: its unit
+// (FloatUnit for a float type), the registers it reads and writes, the
+// memory it goes to, and the FLOPs per lane.
 #pragma once
 
 #include <cstdint>
@@ -24,16 +24,14 @@ enum class MemoryKind : uint8_t {
 struct InstructionTiming {
   isa::ExecUnit unit = isa::ExecUnit::kAlu;
   MemoryKind memory = MemoryKind::kNone;
-  bool fp32 = false;     // FP32 arithmetic (M3 dual-issues it with the rest)
+  bool fp32 = false;  // FP32 arithmetic (M3 dual-issues it with the rest)
   // 16-bit ALU work (half, bfloat, short, ushort; 8-bit integers too, which
   // live in 16-bit registers on the hardware [DJ]): a shorter latency and
   // a cheaper operand-cache miss (ChipTiming).
   bool narrow = false;
   bool barrier = false;  // threadgroup_barrier
-  // FLOPs per active lane (fma 2; add, mul, ... 1), or per SIMD group for
-  // simdgroup_matrix (8x8x8 multiply-accumulate: 1024).
+  // FLOPs per active lane (the opcode table's Flops for a float type).
   uint32_t flops_per_lane = 0;
-  uint32_t flops_per_simd_group = 0;
   std::vector<uint16_t> reads;  // physical registers
   std::vector<uint16_t> writes;
 };

@@ -444,6 +444,45 @@ TEST(Timing, FmaChainsAreAluBound) {
 // L2 ports (32 B per core-clock, 8 cores: 16384 cycles), not DRAM's 56
 // GB/s (75 us); 16 MiB does not fit, and the 8 MiB beyond it must cross to
 // DRAM before the kernel completes.
+// The opcode table's FloatUnit and Flops columns: float `mul` is full-rate
+// ALU work and integer `mul` goes to the multiplier; FLOPs are 2 for fma, 1
+// for add, sub, mul and div, 1024 for an 8x8x8 simdgroup multiply-add,
+// none for integer work. Counted by hand for two SIMD groups.
+TEST(Timing, UnitsAndFlopsFollowTheOpcodeTable) {
+  const std::string isa = R"(
+.kernel k
+.buffer 0 u0 device float out
+    mov.u32 r0, %thread_index_in_threadgroup
+    mov.f32 r1, 1.5
+    mul.f32 r2, r1, r1
+    mul.u32 r3, r0, r0
+    fma.f32 r4, r2, r1, r1
+    sub.f32 r5, r4, r2
+    div.f32 r6, r5, r1
+    add.u32 r7, r3, 1
+    simdgroup_multiply_accumulate.f32 r14, r8, r10, r12
+    st.device.f32 [u0 + r0*4], r6
+    exit
+.end
+)";
+  const uint32_t threads = 64;
+  const emu::TimingReport r = TimedKernel(isa, "m1", threads, threads);
+  const auto count = [&](std::string_view unit) -> uint64_t {
+    for (const auto& [name, n] : r.instructions_by_unit) {
+      if (name == unit) return n;
+    }
+    return 0;
+  };
+  const uint64_t groups = threads / 32;
+  // mov, mov, mul.f32, fma, sub, add.u32.
+  EXPECT_EQ(count("alu"), 6 * groups);
+  EXPECT_EQ(count("mul"), 1 * groups);  // mul.u32
+  EXPECT_EQ(count("div"), 1 * groups);
+  EXPECT_EQ(count("matrix"), 1 * groups);
+  EXPECT_EQ(r.flops, static_cast<double>(threads * (1 + 2 + 1 + 1) +
+                                         groups * 8 * 8 * 8 * 2));
+}
+
 TEST(Timing, TheSlcTakesAKernelsLastWrites) {
   constexpr char kFill[] = R"(
 .kernel fill
