@@ -33,6 +33,7 @@
 #include "emu/device/compute_command_encoder.h"
 #include "emu/device/device.h"
 #include "emu/timing/timing_report.h"
+#include "traces/timing_report_format.h"
 
 namespace {
 
@@ -157,7 +158,7 @@ int main(int argc, char** argv) {
         100 * tflops / r.peak_tflops, r.flops / flops, r.limiter.c_str(),
         r.occupancy, host, worst);
     if (std::getenv("MTLEMU_BENCH_REPORT") != nullptr) {
-      std::printf("%s\n", mtlemu::emu::FormatReportText(r).c_str());
+      std::printf("%s\n", mtlemu::traces::FormatReportText(r).c_str());
     }
     std::fflush(stdout);
   }

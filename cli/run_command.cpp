@@ -18,8 +18,8 @@
 #include "cli/run_launch.h"
 #include "emu/check/check_report.h"
 #include "emu/device/command_buffer.h"
-#include "emu/timing/timing_report.h"
 #include "traces/chrome_trace.h"
+#include "traces/timing_report_format.h"
 
 namespace mtlemu::cli {
 namespace {
@@ -159,8 +159,8 @@ std::string DispatchText(LaunchKind kind, const DispatchReport& r) {
 // The timing report (stdout or --report-file) and the trace (--trace).
 Status WriteTiming(const RunOptions& options, const DispatchReport& r) {
   const std::string text = options.report.value_or("text") == "json"
-                               ? emu::FormatReportJson(*r.timing)
-                               : emu::FormatReportText(*r.timing);
+                               ? traces::FormatReportJson(*r.timing)
+                               : traces::FormatReportText(*r.timing);
   if (options.report_file) {
     std::ofstream out(*options.report_file);
     out << text;

@@ -37,7 +37,7 @@ fi
 # sanitizer and libFuzzer runtimes.
 packages=(
   cmake ninja-build ccache
-  libtbb-dev libhwy-dev libfmt-dev libcli11-dev libgtest-dev
+  libtbb-dev libhwy-dev libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev
   llvm-16-dev libclang-16-dev libclang-cpp16-dev clang-16 libclang-rt-16-dev
 )
 bash scripts/install-packages.sh fuzz "${packages[@]}"

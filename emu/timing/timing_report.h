@@ -1,7 +1,8 @@
 // The summary of a timed dispatch: how long it took on the chip, what it
 // did, what it moved, and what limits it. Counter names follow Xcode's GPU
 // counters where one exists (ALU Utilization, Occupancy, ...), so a Metal
-// programmer recognizes them.
+// programmer recognizes them. traces/timing_report_format.h writes it out as
+// text or JSON.
 #pragma once
 
 #include <cstdint>
@@ -88,11 +89,5 @@ struct TimingReport {
   // sentence each.
   std::vector<std::string> notes;
 };
-
-// Human-readable, a few lines per topic.
-std::string FormatReportText(const TimingReport& report);
-// One JSON object with at least chip, cycles, time_us, dram_bytes,
-// achieved_dram_gbps, flops, achieved_tflops, occupancy and limiter.
-std::string FormatReportJson(const TimingReport& report);
 
 }  // namespace mtlemu::emu

@@ -22,9 +22,9 @@
 #include "api/triton_print.h"
 #include "emu/check/check_report.h"
 #include "emu/device/command_buffer.h"
-#include "emu/timing/timing_report.h"
 #include "isa/printer.h"
 #include "traces/chrome_trace.h"
+#include "traces/timing_report_format.h"
 
 namespace py = pybind11;
 
@@ -332,8 +332,8 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
   out["instructions"] = r.instructions;
   out["lane_instructions"] = r.lane_instructions;
   if (r.timing != nullptr) {
-    out["timing_json"] = emu::FormatReportJson(*r.timing);
-    out["timing_text"] = emu::FormatReportText(*r.timing);
+    out["timing_json"] = traces::FormatReportJson(*r.timing);
+    out["timing_text"] = traces::FormatReportText(*r.timing);
   }
   if (trace && r.timeline != nullptr) {
     if (Status s = traces::WriteChromeTraceFile(*r.timeline, *trace); !s.ok()) {

@@ -13,7 +13,7 @@
 
 #include "cli/exit_codes.h"
 #include "tests/cli/cli_test_util.h"
-#include "tests/traces/json_reader.h"
+#include "tests/traces/strict_json.h"
 
 namespace mtlemu::cli {
 namespace {
@@ -25,7 +25,7 @@ using cli_test::RunMtlemu;
 using cli_test::ScratchDir;
 using cli_test::ShellQuote;
 using traces::testing::Json;
-using traces::testing::JsonReader;
+using traces::testing::ParseStrictJson;
 
 constexpr uint32_t kN = 4096;
 
@@ -60,9 +60,16 @@ int Python(const std::string& script, const std::string& path) {
 
 std::optional<Json> ParseJsonFile(const std::string& path) {
   std::string error;
-  std::optional<Json> json = JsonReader::Parse(ReadFile(path), &error);
+  std::optional<Json> json = ParseStrictJson(ReadFile(path), &error);
   EXPECT_TRUE(json.has_value()) << path << ": " << error;
   return json;
+}
+
+// The member `key` of `object`, or nullptr.
+const Json* Find(const Json& object, const std::string& key) {
+  if (!object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  return it != object.end() ? &*it : nullptr;
 }
 
 TEST(TimingCli, JsonReportAndTrace) {
@@ -90,40 +97,40 @@ TEST(TimingCli, JsonReportAndTrace) {
   }
   const std::optional<Json> json = ParseJsonFile(report);
   ASSERT_TRUE(json.has_value());
-  ASSERT_EQ(json->kind, Json::Kind::kObject);
+  ASSERT_TRUE(json->is_object());
   for (const char* key :
        {"chip", "cycles", "time_us", "dram_bytes", "achieved_dram_gbps",
         "flops", "achieved_tflops", "occupancy", "limiter"}) {
-    EXPECT_NE(json->Find(key), nullptr) << "no " << key << " in the report";
+    EXPECT_NE(Find(*json, key), nullptr) << "no " << key << " in the report";
   }
-  ASSERT_NE(json->Find("chip"), nullptr);
-  EXPECT_EQ(json->Find("chip")->text, "m1");  // the default chip
-  ASSERT_NE(json->Find("cycles"), nullptr);
-  EXPECT_GT(json->Find("cycles")->number, 0);
-  ASSERT_NE(json->Find("time_us"), nullptr);
-  EXPECT_GT(json->Find("time_us")->number, 0);
+  ASSERT_NE(Find(*json, "chip"), nullptr);
+  EXPECT_EQ(Find(*json, "chip")->get<std::string>(), "m1");  // the default chip
+  ASSERT_NE(Find(*json, "cycles"), nullptr);
+  EXPECT_GT(Find(*json, "cycles")->get<double>(), 0);
+  ASSERT_NE(Find(*json, "time_us"), nullptr);
+  EXPECT_GT(Find(*json, "time_us")->get<double>(), 0);
   // One add per element. a, b and out each cross DRAM once (cold caches,
   // 128-byte lines of 32 floats each read by one SIMD group); the line
   // holding n (setBytes) once, or once per core that reads it before the
   // shared L2 is updated at the end of the model's first epoch.
-  ASSERT_NE(json->Find("flops"), nullptr);
-  EXPECT_EQ(json->Find("flops")->number, kN);
+  ASSERT_NE(Find(*json, "flops"), nullptr);
+  EXPECT_EQ(Find(*json, "flops")->get<double>(), kN);
   // Stores the SLC still holds at the end cross after the kernel.
-  ASSERT_NE(json->Find("dram_bytes"), nullptr);
-  ASSERT_NE(json->Find("slc_held_write_bytes"), nullptr);
+  ASSERT_NE(Find(*json, "dram_bytes"), nullptr);
+  ASSERT_NE(Find(*json, "slc_held_write_bytes"), nullptr);
   const double data_bytes = 3.0 * 4 * kN;
-  const double dram_bytes = json->Find("dram_bytes")->number +
-                            json->Find("slc_held_write_bytes")->number;
+  const double dram_bytes = Find(*json, "dram_bytes")->get<double>() +
+                            Find(*json, "slc_held_write_bytes")->get<double>();
   EXPECT_GE(dram_bytes, data_bytes + 128);
   EXPECT_LE(dram_bytes, data_bytes + 128 * 8);
-  ASSERT_NE(json->Find("occupancy"), nullptr);
-  EXPECT_GE(json->Find("occupancy")->number, 0);
-  EXPECT_LE(json->Find("occupancy")->number, 1);
-  ASSERT_NE(json->Find("limiter"), nullptr);
+  ASSERT_NE(Find(*json, "occupancy"), nullptr);
+  EXPECT_GE(Find(*json, "occupancy")->get<double>(), 0);
+  EXPECT_LE(Find(*json, "occupancy")->get<double>(), 1);
+  ASSERT_NE(Find(*json, "limiter"), nullptr);
   const std::set<std::string> limiters = {"ALU", "memory bandwidth", "latency",
                                           "occupancy"};
-  EXPECT_EQ(limiters.count(json->Find("limiter")->text), 1u)
-      << json->Find("limiter")->text;
+  EXPECT_EQ(limiters.count(Find(*json, "limiter")->get<std::string>()), 1u)
+      << Find(*json, "limiter")->get<std::string>();
   // With --report-file the report is not on stdout.
   EXPECT_FALSE(Contains(r.out, "\"limiter\"")) << r.out;
 
@@ -135,18 +142,20 @@ TEST(TimingCli, JsonReportAndTrace) {
   }
   const std::optional<Json> events_doc = ParseJsonFile(trace);
   ASSERT_TRUE(events_doc.has_value());
-  const Json* events = events_doc->Find("traceEvents");
+  const Json* events = Find(*events_doc, "traceEvents");
   ASSERT_NE(events, nullptr);
   std::set<std::string> threads;
   size_t slices = 0;
-  for (const Json& e : events->items) {
-    const Json* ph = e.Find("ph");
-    const Json* name = e.Find("name");
+  for (const Json& e : *events) {
+    const Json* ph = Find(e, "ph");
+    const Json* name = Find(e, "name");
     if (ph == nullptr || name == nullptr) continue;
-    if (ph->text == "X") ++slices;
-    if (ph->text == "M" && name->text == "thread_name" &&
-        e.Find("args") != nullptr && e.Find("args")->Find("name") != nullptr) {
-      threads.insert(e.Find("args")->Find("name")->text);
+    if (ph->get<std::string>() == "X") ++slices;
+    if (ph->get<std::string>() == "M" &&
+        name->get<std::string>() == "thread_name" &&
+        Find(e, "args") != nullptr &&
+        Find(*Find(e, "args"), "name") != nullptr) {
+      threads.insert(Find(*Find(e, "args"), "name")->get<std::string>());
     }
   }
   EXPECT_EQ(slices, kN / 256);  // --trace-detail threadgroup by default
@@ -164,8 +173,8 @@ TEST(TimingCli, ChipAndTextReport) {
   ASSERT_EQ(r.exit_code, kExitOk) << r.err;
   const std::optional<Json> json = ParseJsonFile(report);
   ASSERT_TRUE(json.has_value());
-  ASSERT_NE(json->Find("chip"), nullptr);
-  EXPECT_EQ(json->Find("chip")->text, "m2");
+  ASSERT_NE(Find(*json, "chip"), nullptr);
+  EXPECT_EQ(Find(*json, "chip")->get<std::string>(), "m2");
 
   // --timing alone: the text report on stdout.
   r = RunMtlemu(dir, VectorAddRun({"--timing"}));

@@ -29,15 +29,34 @@
 #include "emu/timing/timing_report.h"
 #include "tests/support/kernel_harness.h"
 #include "tests/support/test_kernels.h"
-#include "tests/traces/json_reader.h"
+#include "tests/traces/strict_json.h"
 #include "traces/chrome_trace.h"
 #include "traces/timeline.h"
+#include "traces/timing_report_format.h"
 
 namespace mtlemu {
 namespace {
 
 using testing::KernelHarness;
 using testing::Runs;
+using traces::testing::Json;
+using traces::testing::ParseStrictJson;
+
+// The member `key` of `object`, or nullptr.
+const Json* Find(const Json& object, const std::string& key) {
+  if (!object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  return it != object.end() ? &*it : nullptr;
+}
+
+// `report` as JSON, read back (a failure if it is not JSON).
+std::optional<Json> ParseReport(const emu::TimingReport& report) {
+  const std::string text = traces::FormatReportJson(report);
+  std::string error;
+  std::optional<Json> json = ParseStrictJson(text, &error);
+  EXPECT_TRUE(json.has_value()) << error << "\n" << text;
+  return json;
+}
 
 // --- kernels -----------------------------------------------------------------
 
@@ -235,7 +254,7 @@ MixedRun RunMixed(int host_threads, bool timed = true,
   const emu::TimingReport* r = TimingOf(h);
   if (r == nullptr) return run;
   run.report = *r;
-  run.json = emu::FormatReportJson(*r);
+  run.json = traces::FormatReportJson(*r);
   EXPECT_NE(h.report()->timeline, nullptr);
   if (h.report()->timeline != nullptr) {
     std::ostringstream trace;
@@ -807,12 +826,15 @@ TEST(Occupancy, RegisterHeavyKernelOnM2AndM3) {
   EXPECT_TRUE(m3.dynamic_caching);
   EXPECT_EQ(m3.threadgroups_per_core, 3072u / 256);
   EXPECT_EQ(m3.occupancy_limiter, "threads");
-  EXPECT_NE(emu::FormatReportText(m3).find("1.2 live on average, allocated "
-                                           "by use (Dynamic Caching)"),
+  EXPECT_NE(traces::FormatReportText(m3).find("1.2 live on average, allocated "
+                                              "by use (Dynamic Caching)"),
             std::string::npos)
-      << emu::FormatReportText(m3);
-  EXPECT_NE(emu::FormatReportJson(m3).find("\"registers_in_use\": 1.25"),
-            std::string::npos);
+      << traces::FormatReportText(m3);
+  const std::optional<Json> json = ParseReport(m3);
+  ASSERT_TRUE(json.has_value());
+  ASSERT_TRUE(json->contains("registers_in_use"));
+  ASSERT_TRUE(json->at("registers_in_use").is_number());
+  EXPECT_EQ(json->at("registers_in_use").get<double>(), 1.25);
 }
 
 // A thread has 128 registers: a kernel that needs more holds 128 (Metal's
@@ -832,8 +854,14 @@ TEST(Occupancy, RegistersBeyondTheHardwareCountAsItsMaximum) {
   EXPECT_EQ(r.threadgroups_per_core, m1.register_file_bytes / (128u * 4 * 128));
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_NE(r.notes[0].find("200 registers"), std::string::npos) << r.notes[0];
-  EXPECT_NE(emu::FormatReportText(r).find("note: "), std::string::npos);
-  EXPECT_NE(emu::FormatReportJson(r).find("\"notes\": [\""), std::string::npos);
+  EXPECT_NE(traces::FormatReportText(r).find("note: "), std::string::npos);
+  const std::optional<Json> json = ParseReport(r);
+  ASSERT_TRUE(json.has_value());
+  ASSERT_TRUE(json->contains("notes"));
+  ASSERT_TRUE(json->at("notes").is_array());
+  ASSERT_EQ(json->at("notes").size(), 1u);
+  ASSERT_TRUE(json->at("notes")[0].is_string());
+  EXPECT_EQ(json->at("notes")[0].get<std::string>(), r.notes[0]);
   EXPECT_TRUE(TimedKernel(kRegisterHeavy, "m1", 128 * 16, 128).notes.empty());
 }
 
@@ -1026,23 +1054,22 @@ TEST(Timeline, ChromeTraceParses) {
   }
 
   std::string error;
-  const std::optional<traces::testing::Json> json =
-      traces::testing::JsonReader::Parse(text, &error);
+  const std::optional<Json> json = ParseStrictJson(text, &error);
   ASSERT_TRUE(json.has_value()) << error;
-  const traces::testing::Json* events = json->Find("traceEvents");
+  const Json* events = Find(*json, "traceEvents");
   ASSERT_NE(events, nullptr);
   std::set<std::string> thread_names;
   size_t complete = 0;
-  for (const traces::testing::Json& e : events->items) {
-    const traces::testing::Json* name = e.Find("name");
-    const traces::testing::Json* ph = e.Find("ph");
+  for (const Json& e : *events) {
+    const Json* name = Find(e, "name");
+    const Json* ph = Find(e, "ph");
     ASSERT_NE(ph, nullptr);
-    if (ph->text == "X") ++complete;
-    if (ph->text == "M" && name != nullptr && name->text == "thread_name") {
-      const traces::testing::Json* args = e.Find("args");
+    if (*ph == "X") ++complete;
+    if (*ph == "M" && name != nullptr && *name == "thread_name") {
+      const Json* args = Find(e, "args");
       ASSERT_NE(args, nullptr);
-      ASSERT_NE(args->Find("name"), nullptr);
-      thread_names.insert(args->Find("name")->text);
+      ASSERT_NE(Find(*args, "name"), nullptr);
+      thread_names.insert(Find(*args, "name")->get<std::string>());
     }
   }
   EXPECT_EQ(complete, run.timeline->slices.size());

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/traces/json_reader.h"
+#include "tests/traces/strict_json.h"
 #include "tests/traces/trace_test_util.h"
 
 namespace mtlemu::traces {
@@ -22,7 +22,7 @@ namespace {
 
 using testing::HavePython;
 using testing::Json;
-using testing::JsonReader;
+using testing::ParseStrictJson;
 using testing::ReadFile;
 using testing::RunPython;
 using testing::TempPath;
@@ -35,7 +35,7 @@ std::string Trace(const Timeline& timeline) {
 
 Json Parse(const std::string& text) {
   std::string error;
-  std::optional<Json> doc = JsonReader::Parse(text, &error);
+  std::optional<Json> doc = ParseStrictJson(text, &error);
   if (!doc) {
     ADD_FAILURE() << "not JSON: " << error << "\n" << text.substr(0, 2000);
     return Json{};
@@ -45,18 +45,22 @@ Json Parse(const std::string& text) {
 
 const Json kNull;
 
+// The member `key` of `object`, or null.
 const Json& Member(const Json& object, std::string_view key) {
-  const Json* value = object.Find(key);
-  return value ? *value : kNull;
+  if (!object.is_object()) return kNull;
+  const auto it = object.find(std::string(key));
+  return it != object.end() ? *it : kNull;
 }
 
+// The string `key` of `object`, or "" when it is not a string.
 std::string Str(const Json& object, std::string_view key) {
-  return Member(object, key).text;
+  const Json& value = Member(object, key);
+  return value.is_string() ? value.get<std::string>() : "";
 }
 double Num(const Json& object, std::string_view key) {
   const Json& value = Member(object, key);
-  EXPECT_EQ(value.kind, Json::Kind::kNumber) << "'" << key << "' not a number";
-  return value.number;
+  EXPECT_TRUE(value.is_number()) << "'" << key << "' not a number";
+  return value.is_number() ? value.get<double>() : 0;
 }
 double Arg(const Json& event, std::string_view key) {
   return Num(Member(event, "args"), key);
@@ -66,7 +70,9 @@ double Arg(const Json& event, std::string_view key) {
 std::vector<const Json*> Events(const Json& doc, std::string_view ph,
                                 std::string_view name = "") {
   std::vector<const Json*> events;
-  for (const Json& e : Member(doc, "traceEvents").items) {
+  const Json& all = Member(doc, "traceEvents");
+  if (!all.is_array()) return events;
+  for (const Json& e : all) {
     if (Str(e, "ph") == ph && (name.empty() || Str(e, "name") == name)) {
       events.push_back(&e);
     }
@@ -179,8 +185,8 @@ Timeline Basic() {
 
 TEST(ChromeTrace, IsJsonWithTheDocumentedTopLevel) {
   const Json doc = Parse(Trace(Basic()));
-  ASSERT_EQ(doc.kind, Json::Kind::kObject);
-  EXPECT_EQ(Member(doc, "traceEvents").kind, Json::Kind::kArray);
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_TRUE(Member(doc, "traceEvents").is_array());
   EXPECT_EQ(Str(doc, "displayTimeUnit"), "ns");
   const Json& other = Member(doc, "otherData");
   EXPECT_EQ(Str(other, "chip"), "m2-max");
@@ -198,7 +204,7 @@ TEST(ChromeTrace, OneProcessNamedAfterChipAndKernel) {
   // Everything in that one process (not pid 0: Perfetto's idle process).
   const double pid = Num(*names[0], "pid");
   EXPECT_NE(pid, 0);
-  for (const Json& e : Member(doc, "traceEvents").items) {
+  for (const Json& e : Member(doc, "traceEvents")) {
     EXPECT_EQ(Num(e, "pid"), pid) << Str(e, "name");
   }
 }

@@ -1,5 +1,5 @@
-// UTF-8 encoding of a code point, for the tests' strict JSON and XML
-// readers (written apart from traces/escape.h, which they check).
+// UTF-8 encoding of a code point, for the tests' strict XML reader (written
+// apart from traces/escape.h, which it checks).
 #pragma once
 
 #include <cstdint>

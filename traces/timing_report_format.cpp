@@ -1,36 +1,34 @@
-#include "emu/timing/timing_report.h"
+#include "traces/timing_report_format.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
-#include "traces/escape.h"
-
-namespace mtlemu::emu {
+namespace mtlemu::traces {
 namespace {
 
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  traces::AppendJsonEscaped(s, out);
-  return out + "\"";
+using emu::TimingReport;
+using Json = nlohmann::ordered_json;
+
+// JSON has no NaN or infinity.
+double Finite(double v) { return std::isfinite(v) ? v : 0; }
+
+// {"name": value, ...} of named counts, in the report's order.
+Json JsonObject(const std::vector<std::pair<std::string, uint64_t>>& entries) {
+  Json object = Json::object();
+  for (const auto& [name, value] : entries) object[name] = value;
+  return object;
 }
 
-std::string JsonNumber(double v) {
-  if (!std::isfinite(v)) return "0";
-  return fmt::format("{}", v);
-}
-
-std::string JsonNumber(uint64_t v) { return std::to_string(v); }
-
-// {"name": value, ...} of named counts or fractions.
-template <class T>
-std::string JsonObject(const std::vector<std::pair<std::string, T>>& entries) {
-  std::string s = "{";
-  for (size_t i = 0; i < entries.size(); ++i) {
-    s += fmt::format("{}{}: {}", i ? ", " : "", JsonString(entries[i].first),
-                     JsonNumber(entries[i].second));
-  }
-  return s + "}";
+// {"name": value, ...} of named fractions, in the report's order.
+Json JsonObject(const std::vector<std::pair<std::string, double>>& entries) {
+  Json object = Json::object();
+  for (const auto& [name, value] : entries) object[name] = Finite(value);
+  return object;
 }
 
 std::string Bytes(double b) {
@@ -116,62 +114,54 @@ std::string FormatReportText(const TimingReport& r) {
 }
 
 std::string FormatReportJson(const TimingReport& r) {
-  std::string s = "{\n";
-  auto field = [&](std::string_view key, const std::string& value,
-                   bool last = false) {
-    s += fmt::format("  {}: {}{}\n", JsonString(key), value, last ? "" : ",");
-  };
-  field("chip", JsonString(r.chip));
-  field("chip_name", JsonString(r.chip_name));
-  field("kernel", JsonString(r.kernel));
-  field("clock_mhz", JsonNumber(r.clock_mhz));
-  field("cores", std::to_string(r.cores));
-  field("cycles", std::to_string(r.cycles));
-  field("time_us", JsonNumber(r.time_us));
-  field("threadgroups", std::to_string(r.threadgroups));
-  field("instructions", std::to_string(r.instructions));
-  field("lane_instructions", std::to_string(r.lane_instructions));
-  field("simd_efficiency", JsonNumber(r.simd_efficiency));
-  field("instructions_by_unit", JsonObject(r.instructions_by_unit));
-  field("registers", std::to_string(r.registers));
-  field("registers_in_use", JsonNumber(r.registers_in_use));
-  field("dynamic_caching", r.dynamic_caching ? "true" : "false");
-  field("threadgroup_memory", std::to_string(r.threadgroup_memory));
-  field("threads_per_threadgroup", std::to_string(r.threads_per_threadgroup));
-  field("threadgroups_per_core", std::to_string(r.threadgroups_per_core));
-  field("max_simd_groups_per_core", std::to_string(r.max_simd_groups_per_core));
-  field("occupancy_limiter", JsonString(r.occupancy_limiter));
-  field("occupancy", JsonNumber(r.occupancy));
-  field("l1_bytes", std::to_string(r.l1_bytes));
-  field("l2_bytes", std::to_string(r.l2_bytes));
-  field("slc_bytes", std::to_string(r.slc_bytes));
-  field("dram_bytes", std::to_string(r.dram_bytes));
-  field("slc_held_write_bytes", std::to_string(r.slc_held_write_bytes));
-  field("l1_hit_rate", JsonNumber(r.l1_hit_rate));
-  field("l2_hit_rate", JsonNumber(r.l2_hit_rate));
-  field("achieved_dram_gbps", JsonNumber(r.achieved_dram_gbps));
-  field("peak_dram_gbps", JsonNumber(r.peak_dram_gbps));
-  field("threadgroup_bank_conflict_cycles",
-        std::to_string(r.threadgroup_bank_conflict_cycles));
-  field("register_cache_miss_cycles",
-        std::to_string(r.register_cache_miss_cycles));
-  field("dram_read_bytes", std::to_string(r.dram_read_bytes));
-  field("dram_write_bytes", std::to_string(r.dram_write_bytes));
-  field("xcode_counters", JsonObject(r.xcode_counters));
-  field("flops", JsonNumber(r.flops));
-  field("achieved_tflops", JsonNumber(r.achieved_tflops));
-  field("peak_tflops", JsonNumber(r.peak_tflops));
-  field("alu_utilization", JsonNumber(r.alu_utilization));
-  field("dram_bandwidth_utilization", JsonNumber(r.dram_bandwidth_utilization));
-  field("stalls", JsonObject(r.stalls));
-  field("limiter", JsonString(r.limiter));
-  field("verdict", JsonString(r.verdict));
-  std::string notes = "[";
-  for (size_t i = 0; i < r.notes.size(); ++i) {
-    notes += fmt::format("{}{}", i ? ", " : "", JsonString(r.notes[i]));
-  }
-  field("notes", notes + "]", true);
-  return s + "}\n";
+  Json j = Json::object();
+  j["chip"] = r.chip;
+  j["chip_name"] = r.chip_name;
+  j["kernel"] = r.kernel;
+  j["clock_mhz"] = Finite(r.clock_mhz);
+  j["cores"] = r.cores;
+  j["cycles"] = r.cycles;
+  j["time_us"] = Finite(r.time_us);
+  j["threadgroups"] = r.threadgroups;
+  j["instructions"] = r.instructions;
+  j["lane_instructions"] = r.lane_instructions;
+  j["simd_efficiency"] = Finite(r.simd_efficiency);
+  j["instructions_by_unit"] = JsonObject(r.instructions_by_unit);
+  j["registers"] = r.registers;
+  j["registers_in_use"] = Finite(r.registers_in_use);
+  j["dynamic_caching"] = r.dynamic_caching;
+  j["threadgroup_memory"] = r.threadgroup_memory;
+  j["threads_per_threadgroup"] = r.threads_per_threadgroup;
+  j["threadgroups_per_core"] = r.threadgroups_per_core;
+  j["max_simd_groups_per_core"] = r.max_simd_groups_per_core;
+  j["occupancy_limiter"] = r.occupancy_limiter;
+  j["occupancy"] = Finite(r.occupancy);
+  j["l1_bytes"] = r.l1_bytes;
+  j["l2_bytes"] = r.l2_bytes;
+  j["slc_bytes"] = r.slc_bytes;
+  j["dram_bytes"] = r.dram_bytes;
+  j["slc_held_write_bytes"] = r.slc_held_write_bytes;
+  j["l1_hit_rate"] = Finite(r.l1_hit_rate);
+  j["l2_hit_rate"] = Finite(r.l2_hit_rate);
+  j["achieved_dram_gbps"] = Finite(r.achieved_dram_gbps);
+  j["peak_dram_gbps"] = Finite(r.peak_dram_gbps);
+  j["threadgroup_bank_conflict_cycles"] = r.threadgroup_bank_conflict_cycles;
+  j["register_cache_miss_cycles"] = r.register_cache_miss_cycles;
+  j["dram_read_bytes"] = r.dram_read_bytes;
+  j["dram_write_bytes"] = r.dram_write_bytes;
+  j["xcode_counters"] = JsonObject(r.xcode_counters);
+  j["flops"] = Finite(r.flops);
+  j["achieved_tflops"] = Finite(r.achieved_tflops);
+  j["peak_tflops"] = Finite(r.peak_tflops);
+  j["alu_utilization"] = Finite(r.alu_utilization);
+  j["dram_bandwidth_utilization"] = Finite(r.dram_bandwidth_utilization);
+  j["stalls"] = JsonObject(r.stalls);
+  j["limiter"] = r.limiter;
+  j["verdict"] = r.verdict;
+  j["notes"] = r.notes;
+  // Names come from kernels and chips: bytes that are not UTF-8 become
+  // U+FFFD instead of an exception.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace mtlemu::emu
+}  // namespace mtlemu::traces
