@@ -9,9 +9,11 @@ using namespace type_sets;
 
 // A row per opcode, in the enum's order (both from the same table).
 constexpr OpInfo kOpInfo[] = {
-#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops)   \
-  {mnemonic, OpShape::shape, types, ExecUnit::unit, ExecUnit::float_unit, \
-   cluster,  flops},
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops, \
+           control)                                                     \
+  {mnemonic,       OpShape::shape,       types,                         \
+   ExecUnit::unit, ExecUnit::float_unit, cluster,                       \
+   flops,          Control::control},
 #include "isa/opcodes.def"
 #undef OP
 };
@@ -74,12 +76,14 @@ bool ShapeHasDestination(OpShape shape) {
 }
 
 bool IsTerminator(Opcode op) {
-  return op == Opcode::kBranch || op == Opcode::kExit || op == Opcode::kTrap;
+  const Control c = GetOpInfo(op).control;
+  return c == Control::kJump || c == Control::kExit || c == Control::kTrap;
 }
 
 bool IsBranch(Opcode op) {
-  return op == Opcode::kBranch || op == Opcode::kBranchNonZero ||
-         op == Opcode::kBranchZero;
+  const Control c = GetOpInfo(op).control;
+  return c == Control::kJump || c == Control::kJumpIfNonZero ||
+         c == Control::kJumpIfZero;
 }
 
 bool AccessesMemory(Opcode op) { return ShapeHasSpace(GetOpInfo(op).shape); }

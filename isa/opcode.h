@@ -10,13 +10,17 @@
 namespace mtlemu::isa {
 
 enum class Opcode : uint16_t {
-#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) e,
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops, \
+           control)                                                     \
+  e,
 #include "isa/opcodes.def"
 #undef OP
 };
 
 inline constexpr int kNumOpcodes = 0
-#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) +1
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops, \
+           control)                                                     \
+  +1
 #include "isa/opcodes.def"
 #undef OP
     ;
@@ -85,6 +89,19 @@ inline constexpr TypeSet kMatrixTypes =
     Bit(ScalarType::kHalf) | Bit(ScalarType::kFloat);
 }  // namespace type_sets
 
+// How an instruction changes the flow of control (the Control column).
+enum class Control : uint8_t {
+  kNone,           // on to the next instruction
+  kJump,           // br: to its target
+  kJumpIfNonZero,  // bnz: lanes whose condition is non-zero to the first
+                   // target, the others to the second
+  kJumpIfZero,     // bz: the same for zero
+  kExit,           // the lanes end
+  kTrap,           // the dispatch stops with a fault
+  kThreadgroupBarrier,
+  kSimdgroupBarrier,
+};
+
 struct OpInfo {
   std::string_view mnemonic;
   OpShape shape;
@@ -93,6 +110,7 @@ struct OpInfo {
   ExecUnit float_unit;  // the unit for a floating-point type
   int cluster;          // 32 for SIMD-group functions, 4 for quad-group, else 0
   int flops;            // per active lane, for a floating-point type
+  Control control;
 };
 
 const OpInfo& GetOpInfo(Opcode op);

@@ -11,25 +11,25 @@ namespace {
 using isa::OperandKind;
 
 Flow FlowOf(const isa::Instruction& inst) {
-  switch (inst.op) {
-    case isa::Opcode::kBranch:
+  switch (inst.info().control) {
+    case isa::Control::kNone:
+      return isa::AccessesMemory(inst.op) ? Flow::kMayFault : Flow::kNext;
+    case isa::Control::kJump:
       return Flow::kBranch;
-    case isa::Opcode::kBranchNonZero:
+    case isa::Control::kJumpIfNonZero:
       return Flow::kBranchNonZero;
-    case isa::Opcode::kBranchZero:
+    case isa::Control::kJumpIfZero:
       return Flow::kBranchZero;
-    case isa::Opcode::kExit:
+    case isa::Control::kExit:
       return Flow::kExit;
-    case isa::Opcode::kTrap:
+    case isa::Control::kTrap:
       return Flow::kTrap;
-    case isa::Opcode::kThreadgroupBarrier:
+    case isa::Control::kThreadgroupBarrier:
       return Flow::kThreadgroupBarrier;
-    case isa::Opcode::kSimdgroupBarrier:
+    case isa::Control::kSimdgroupBarrier:
       return Flow::kSimdgroupBarrier;
-    default:
-      break;
   }
-  return isa::AccessesMemory(inst.op) ? Flow::kMayFault : Flow::kNext;
+  return Flow::kNext;  // (unreachable: every Control has a case)
 }
 
 class SlotAllocator {

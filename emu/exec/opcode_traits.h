@@ -11,24 +11,24 @@ namespace mtlemu::emu::opcode_traits {
 using namespace isa::type_sets;
 
 inline constexpr std::array<isa::TypeSet, isa::kNumOpcodes> kTypes = {
-#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) types,
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops, control) types,
 #include "isa/opcodes.def"
 #undef OP
 };
 inline constexpr std::array<isa::OpShape, isa::kNumOpcodes> kShapes = {
-#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) \
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops, control) \
   isa::OpShape::shape,
 #include "isa/opcodes.def"
 #undef OP
 };
 inline constexpr std::array<int, isa::kNumOpcodes> kClusters = {
-#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) cluster,
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops, control) cluster,
 #include "isa/opcodes.def"
 #undef OP
 };
 
 inline constexpr std::array<isa::ExecUnit, isa::kNumOpcodes> kUnits = {
-#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) \
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops, control) \
   isa::ExecUnit::unit,
 #include "isa/opcodes.def"
 #undef OP
@@ -42,7 +42,7 @@ constexpr isa::ExecUnit UnitOf(isa::Opcode op) {
 template <typename F>
 decltype(auto) VisitOpcode(isa::Opcode op, F&& f) {
   switch (op) {
-#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops) \
+#define OP(e, mnemonic, shape, types, unit, float_unit, cluster, flops, control) \
   case isa::Opcode::e:                                                  \
     return f.template operator()<isa::Opcode::e>();
 #include "isa/opcodes.def"
