@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "emu/timing/instruction_timing.h"
 #include "emu/exec/simd_trace.h"
+#include "emu/timing/instruction_timing.h"
 #include "isa/module.h"
 
 namespace mtlemu::emu {

@@ -14,9 +14,11 @@
 #include "emu/timing/cache_model.h"
 #include "emu/timing/core_model.h"
 #include "emu/timing/instruction_timing.h"
+#include "emu/timing/limiter.h"
 #include "emu/timing/line_set.h"
 #include "emu/timing/occupancy.h"
 #include "emu/timing/registers_in_use.h"
+#include "emu/timing/xcode_counters.h"
 
 namespace mtlemu::emu {
 namespace {
@@ -258,28 +260,7 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
   for (const auto& core : s.cores) {
     const CoreStats& c = core->stats();
     r.cycles = std::max(r.cycles, core->last_cycle());
-    sum.instructions += c.instructions;
-    sum.lane_instructions += c.lane_instructions;
-    for (int u = 0; u < kNumExecUnits; ++u) sum.by_unit[u] += c.by_unit[u];
-    sum.flops += c.flops;
-    sum.issue_cycles += c.issue_cycles;
-    sum.alu_issue_cycles += c.alu_issue_cycles;
-    sum.l1_lines += c.l1_lines;
-    sum.l1_hits += c.l1_hits;
-    sum.l2_lines += c.l2_lines;
-    sum.l2_hits += c.l2_hits;
-    sum.slc_lines += c.slc_lines;
-    sum.dram_write_bytes += c.dram_write_bytes;
-    sum.bank_conflict_cycles += c.bank_conflict_cycles;
-    sum.operand_cycles += c.operand_cycles;
-    sum.threadgroup_cycles += c.threadgroup_cycles;
-    sum.store_lines += c.store_lines;
-    sum.stall_memory += c.stall_memory;
-    sum.stall_dependency += c.stall_dependency;
-    sum.stall_pipe += c.stall_pipe;
-    sum.stall_barrier += c.stall_barrier;
-    sum.stall_idle += c.stall_idle;
-    sum.resident_simd_group_cycles += c.resident_simd_group_cycles;
+    sum += c;
   }
   // Stores the SLC cannot take before the kernel completes (each core its
   // share of it) drain first; what it takes reaches DRAM after the kernel.
@@ -362,80 +343,27 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
         {"no SIMD group resident", sum.stall_idle / slots}};
   }
 
-  // The verdict: the most used resource if it is near its peak, else why
-  // the schedulers sit idle.
-  const double issue_utilization = sum.issue_cycles / slots;
-  const double f32_utilization =
-      r.peak_tflops > 0 ? r.achieved_tflops / r.peak_tflops : 0;
-  const double pipe_share = sum.stall_pipe / slots;
-  const uint64_t threadgroup_slots =
-      uint64_t{r.threadgroups_per_core} * chip.spec.gpu_cores;
-  auto percent = [](double v) {
-    return std::to_string(static_cast<int>(std::lround(100 * v))) + "%";
-  };
-  if (r.dram_bandwidth_utilization >= 0.6 &&
-      r.dram_bandwidth_utilization >=
-          std::max(issue_utilization, f32_utilization)) {
-    r.limiter = "memory bandwidth";
-    r.verdict = "DRAM bandwidth: " + percent(r.dram_bandwidth_utilization) +
-                " of the chip's peak is in use";
-  } else if (issue_utilization >= 0.6 || r.alu_utilization >= 0.6) {
-    r.limiter = "ALU";
-    r.verdict = "instruction issue: the schedulers issue on " +
-                percent(issue_utilization) + " of cycles";
-  } else if (f32_utilization >= 0.5 || pipe_share >= 0.3) {
-    r.limiter = "ALU";
-    r.verdict = "execution units' throughput: FP32 at " +
-                percent(f32_utilization) + " of peak, a busy pipe holds " +
-                percent(pipe_share) + " of scheduler cycles";
-  } else if (r.occupancy < 0.25 &&
-             r.max_simd_groups_per_core < hardware_max / 4) {
-    r.limiter = "occupancy";
-    r.verdict = "too few SIMD groups per core to hide latency (limited by " +
-                r.occupancy_limiter + ")";
-  } else if (r.occupancy < 0.25 && r.threadgroups < threadgroup_slots) {
-    r.limiter = "occupancy";
-    r.verdict = fmt::format(
-        "too few SIMD groups to hide latency: the dispatch's {} threadgroups "
-        "fill {} of the chip's {} threadgroup slots ({} cores x {})",
-        r.threadgroups,
-        percent(static_cast<double>(r.threadgroups) / threadgroup_slots),
-        threadgroup_slots, chip.spec.gpu_cores, r.threadgroups_per_core);
-  } else {
-    r.limiter = "latency";
-    r.verdict = sum.stall_memory >= sum.stall_dependency
-                    ? "waiting for memory with bandwidth to spare"
-                    : "waiting for dependent results";
-  }
-
-  // Xcode's counters: limiters are how busy a path is over the dispatch.
   r.dram_read_bytes = s.dram_read_bytes;
   r.dram_write_bytes = sum.dram_write_bytes;
-  const double core_cycles = cycles * chip.spec.gpu_cores;
-  const double buffer_read =
-      100.0 * r.l1_bytes / (core_cycles * chip.l1_bytes_per_clock);
-  const double buffer_write = 100.0 * sum.store_lines * chip.line_bytes /
-                              (core_cycles * chip.l2_bytes_per_clock);
-  const double threadgroup_load = 100.0 * sum.threadgroup_cycles / core_cycles;
-  // Requests to the highest GPU cache, L2 (loads that missed L1, stores).
-  const double last_level_cache =
-      100.0 * r.l2_bytes / (core_cycles * chip.l2_bytes_per_clock);
-  const double read_gbps = r.dram_read_bytes / seconds / 1e9;
-  const double write_gbps = r.dram_write_bytes / seconds / 1e9;
-  r.xcode_counters = {
-      {"ALU Utilization", 100 * r.alu_utilization},
-      {"F32 Utilization",
-       r.peak_tflops > 0 ? 100 * r.achieved_tflops / r.peak_tflops : 0},
-      {"Kernel Occupancy", 100 * r.occupancy},
-      {"Buffer Read Limiter", buffer_read},
-      {"Buffer Write Limiter", buffer_write},
-      {"Threadgroup/Imageblock Load Limiter", threadgroup_load},
-      {"Last Level Cache Limiter", last_level_cache},
-      // Percent of the chip's peak memory bandwidth, as Xcode defines them.
-      {"GPU Memory Read Limiter", 100 * read_gbps / chip.dram_gbps},
-      {"GPU Memory Write Limiter", 100 * write_gbps / chip.dram_gbps},
-      {"GPU Read Bandwidth", read_gbps},
-      {"GPU Write Bandwidth", write_gbps}};
+  const XcodeCounters counters = ComputeXcodeCounters(chip, sum, r);
+  r.xcode_counters = counters.Named();
+  const Limiter limiter = FindLimiter(
+      {.counters = counters,
+       .dram_bandwidth = r.dram_bandwidth_utilization,
+       .issue = sum.issue_cycles / slots,
+       .alu = r.alu_utilization,
+       .f32 = r.peak_tflops > 0 ? r.achieved_tflops / r.peak_tflops : 0,
+       .pipe_stalls = sum.stall_pipe / slots,
+       .occupancy = r.occupancy,
+       .simd_groups_per_core = static_cast<double>(r.max_simd_groups_per_core),
+       .hardware_simd_groups_per_core = hardware_max,
+       .occupancy_limiter = r.occupancy_limiter,
+       .threadgroups = r.threadgroups,
+       .threadgroups_per_core = r.threadgroups_per_core,
+       .cores = static_cast<uint32_t>(chip.spec.gpu_cores),
+       .memory_waits_dominate = sum.stall_memory >= sum.stall_dependency});
+  r.limiter = limiter.name;
+  r.verdict = limiter.verdict;
 
   if (timeline != nullptr) {
     timeline->chip = r.chip;

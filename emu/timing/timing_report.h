@@ -81,7 +81,8 @@ struct TimingReport {
   // Fractions of scheduler cycles without an issue, by reason.
   std::vector<std::pair<std::string, double>> stalls;
 
-  // "ALU", "memory bandwidth", "latency" or "occupancy", and why.
+  // "memory bandwidth", "threadgroup memory", "cache bandwidth", "ALU",
+  // "occupancy" or "latency", and why (emu/timing/limiter.h).
   std::string limiter;
   std::string verdict;
 

@@ -127,8 +127,9 @@ TEST(TimingCli, JsonReportAndTrace) {
   EXPECT_GE(Find(*json, "occupancy")->get<double>(), 0);
   EXPECT_LE(Find(*json, "occupancy")->get<double>(), 1);
   ASSERT_NE(Find(*json, "limiter"), nullptr);
-  const std::set<std::string> limiters = {"ALU", "memory bandwidth", "latency",
-                                          "occupancy"};
+  const std::set<std::string> limiters = {
+      "ALU",     "memory bandwidth", "threadgroup memory", "cache bandwidth",
+      "latency", "occupancy"};
   EXPECT_EQ(limiters.count(Find(*json, "limiter")->get<std::string>()), 1u)
       << Find(*json, "limiter")->get<std::string>();
   // With --report-file the report is not on stdout.

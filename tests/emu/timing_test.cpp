@@ -463,6 +463,46 @@ TEST(Timing, FmaChainsAreAluBound) {
 // L2 ports (32 B per core-clock, 8 cores: 16384 cycles), not DRAM's 56
 // GB/s (75 us); 16 MiB does not fit, and the 8 MiB beyond it must cross to
 // DRAM before the kernel completes.
+// Threadgroup loads that all hit one bank keep the port busy: the verdict
+// names threadgroup memory and says the value of Xcode's counter for it,
+// which is the busiest of the path limiters.
+TEST(Timing, LimiterAgreesWithTheCounters) {
+  const std::string isa = R"(
+.kernel k
+.buffer 0 u0 device float out
+.threadgroup_memory 8192
+    mov.u32 r1, %thread_index_in_threadgroup
+    shl.u32 r3, r1, 7
+    mov.u32 r4, 64
+    mov.f32 r2, 0.0
+loop:
+    ld.threadgroup.f32 r5, [r3]
+    add.f32 r2, r2, r5
+    sub.u32 r4, r4, 1
+    bnz r4, loop, done
+done:
+    mov.u32 r0, %thread_position_in_grid.x
+    st.device.f32 [u0 + r0*4], r2
+    exit
+.end
+)";
+  const emu::TimingReport r = TimedKernel(isa, "m1", 256 * 64, 64);
+  std::map<std::string, double> counters(r.xcode_counters.begin(),
+                                         r.xcode_counters.end());
+  const double port = counters["Threadgroup/Imageblock Load Limiter"];
+  EXPECT_EQ(r.limiter, "threadgroup memory") << r.verdict;
+  EXPECT_GE(port, 60);
+  for (const char* other :
+       {"Buffer Read Limiter", "Buffer Write Limiter",
+        "Last Level Cache Limiter", "GPU Memory Read Limiter",
+        "GPU Memory Write Limiter"}) {
+    EXPECT_LT(counters[other], port) << other;
+  }
+  const std::string said = std::to_string(std::lround(port)) + "%";
+  EXPECT_NE(r.verdict.find(said), std::string::npos)
+      << r.verdict << " does not say " << said;
+}
+
 // The opcode table's FloatUnit and Flops columns: float `mul` is full-rate
 // ALU work and integer `mul` goes to the multiplier; FLOPs are 2 for fma, 1
 // for add, sub, mul and div, 1024 for an 8x8x8 simdgroup multiply-add,
@@ -657,8 +697,9 @@ void ExpectWithinLimits(const emu::TimingReport& r, const std::string& what) {
   EXPECT_LE(stalled, 1 + eps) << "stall shares add up to " << stalled;
   EXPECT_LE(r.max_simd_groups_per_core * 32,
             std::max(r.threads_per_threadgroup, 3072u));
-  const std::set<std::string> limiters = {"ALU", "memory bandwidth", "latency",
-                                          "occupancy"};
+  const std::set<std::string> limiters = {
+      "ALU",     "memory bandwidth", "threadgroup memory", "cache bandwidth",
+      "latency", "occupancy"};
   EXPECT_EQ(limiters.count(r.limiter), 1u) << r.limiter;
 }
 
