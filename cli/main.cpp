@@ -116,7 +116,8 @@ int main(int argc, char** argv) {
                     "a report");
   run_cmd->add_option("--trace", run.trace,
                       "Write a Chrome trace (Perfetto, chrome://tracing) of "
-                      "the timed dispatch");
+                      "the timed dispatch (gzip-compressed when the file "
+                      "name ends in .gz)");
   run_cmd
       ->add_option("--trace-detail", run.trace_detail,
                    "threadgroup (a slice per threadgroup) or simd (also per "

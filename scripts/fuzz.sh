@@ -38,6 +38,7 @@ fi
 packages=(
   cmake ninja-build ccache
   libtbb-dev libhwy-dev libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev
+  libboost-dev libboost-iostreams-dev
   llvm-16-dev libclang-16-dev libclang-cpp16-dev clang-16 libclang-rt-16-dev
 )
 bash scripts/install-packages.sh fuzz "${packages[@]}"

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake ninja-build g++ ccache
   libtbb-dev libhwy-dev libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev
+  libboost-dev libboost-iostreams-dev
   llvm-16-dev libclang-16-dev libclang-cpp16-dev clang-16
   # The triton_metal Python package (python/) and its tests.
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch

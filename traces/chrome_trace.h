@@ -15,7 +15,8 @@ namespace mtlemu::traces {
 // the chip's clock.
 void WriteChromeTrace(const Timeline& timeline, std::ostream& out);
 
-// The same into a file; an error names the path.
+// The same into a file, gzip-compressed when `path` ends in ".gz"; an error
+// names the path.
 Status WriteChromeTraceFile(const Timeline& timeline, const std::string& path);
 
 }  // namespace mtlemu::traces

@@ -463,6 +463,36 @@ assert 'core 0 / simd slot 3' in names, names
   std::filesystem::remove(path);
 }
 
+// A name ending in .gz gets gzip (which Perfetto opens), read back here by
+// Python's gzip module: the same bytes as the plain file.
+TEST(ChromeTraceFile, GzipWhenTheNameEndsInGz) {
+  if (!HavePython()) GTEST_SKIP() << "no /usr/bin/python3";
+  Timeline t = Basic();
+  for (int i = 0; i < 1000; ++i) {
+    t.slices.push_back(MakeSlice(i % 4, 0, 10 * i, 10 * i + 7, "threadgroup"));
+  }
+  const std::string plain = TempPath("gz.json");
+  const std::string gz = plain + ".gz";
+  ASSERT_TRUE(WriteChromeTraceFile(t, plain).ok());
+  const Status status = WriteChromeTraceFile(t, gz);
+  ASSERT_TRUE(status.ok()) << status.error().message;
+  const std::string compressed = ReadFile(gz);
+  ASSERT_GE(compressed.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(compressed[0]), 0x1f);
+  EXPECT_EQ(static_cast<unsigned char>(compressed[1]), 0x8b);
+  EXPECT_LT(compressed.size(), ReadFile(plain).size() / 4);
+  const char* script = R"(
+import gzip, sys
+with gzip.open(sys.argv[1]) as f:
+    unpacked = f.read()
+with open(sys.argv[1][:-3], 'rb') as f:
+    assert unpacked == f.read(), 'gzip differs from the plain trace'
+)";
+  EXPECT_EQ(RunPython(script, gz), 0);
+  std::filesystem::remove(plain);
+  std::filesystem::remove(gz);
+}
+
 // A stream that keeps nothing and counts lines (one event per line).
 class LineCounter : public std::streambuf {
  public:
