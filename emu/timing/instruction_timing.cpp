@@ -45,7 +45,7 @@ std::vector<InstructionTiming> InstructionTimings(const isa::Kernel& kernel) {
     if (is_float) t.flops_per_lane = static_cast<uint32_t>(info.flops);
     for (int i = 0; i < inst.NumOperands(); ++i) {
       const isa::Operand& op = inst.operands[i];
-      auto add = [&](std::vector<uint16_t>& list, uint16_t r, int span) {
+      auto add = [&](RegisterList& list, uint16_t r, int span) {
         for (int k = 0; k < span; ++k) {
           list.push_back(static_cast<uint16_t>(r + k));
         }

@@ -4,9 +4,11 @@
 // memory it goes to, and the FLOPs per lane.
 #pragma once
 
+#include <boost/container/static_vector.hpp>
 #include <cstdint>
 #include <vector>
 
+#include "isa/instruction.h"
 #include "isa/module.h"
 #include "isa/opcode.h"
 
@@ -21,6 +23,13 @@ enum class MemoryKind : uint8_t {
   kThread,       // private arrays (on-core, L1 latency)
 };
 
+// An instruction's registers read or written: at most kMaxOperands
+// operands of a 4-vector of 64-bit values (8 registers) each; a memory
+// operand reads 3 at most (a 64-bit base and an index).
+inline constexpr size_t kMaxRegistersPerList = isa::kMaxOperands * 4 * 2;
+using RegisterList =
+    boost::container::static_vector<uint16_t, kMaxRegistersPerList>;
+
 struct InstructionTiming {
   isa::ExecUnit unit = isa::ExecUnit::kAlu;
   MemoryKind memory = MemoryKind::kNone;
@@ -32,8 +41,10 @@ struct InstructionTiming {
   bool barrier = false;  // threadgroup_barrier
   // FLOPs per active lane (the opcode table's Flops for a float type).
   uint32_t flops_per_lane = 0;
-  std::vector<uint16_t> reads;  // physical registers
-  std::vector<uint16_t> writes;
+  // Physical registers, in place (the scheduler reads them for every
+  // instruction it issues).
+  RegisterList reads;
+  RegisterList writes;
 };
 
 std::vector<InstructionTiming> InstructionTimings(const isa::Kernel& kernel);

@@ -12,7 +12,7 @@ std::vector<uint16_t> LiveRegisters(
     const isa::Kernel& kernel, const std::vector<InstructionTiming>& timings) {
   using Set = std::bitset<isa::kMaxRegisters>;
   const uint32_t n = static_cast<uint32_t>(kernel.code.size());
-  auto set_of = [](const std::vector<uint16_t>& registers) {
+  auto set_of = [](const RegisterList& registers) {
     Set s;
     for (uint16_t r : registers) {
       if (r < isa::kMaxRegisters) s.set(r);
