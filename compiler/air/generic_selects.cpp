@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "compiler/air/pipeline.h"
+#include "compiler/air/address_spaces.h"
 
 namespace mtlemu::air {
 namespace {

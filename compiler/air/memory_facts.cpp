@@ -10,7 +10,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/ModRef.h>
 
-#include "compiler/air/pipeline.h"
+#include "compiler/air/address_spaces.h"
 #include "compiler/msl/frontend.h"
 
 namespace mtlemu::air {

@@ -63,6 +63,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/air/address_spaces.h"
 #include "compiler/air/contraction.h"
 #include "compiler/air/convergence.h"
 #include "compiler/air/generic_selects.h"

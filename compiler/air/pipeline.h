@@ -41,13 +41,6 @@ class Module;
 
 namespace mtlemu::air {
 
-// The spir64 address spaces of the front end's IR.
-inline constexpr unsigned kPrivateAddressSpace = 0;
-inline constexpr unsigned kDeviceAddressSpace = 1;
-inline constexpr unsigned kConstantAddressSpace = 2;
-inline constexpr unsigned kThreadgroupAddressSpace = 3;
-inline constexpr unsigned kGenericAddressSpace = 4;
-
 // Prepares `module` for the back end, keeping the kernels whose LLVM
 // function names (KernelDeclaration::ir_name) are given; every other
 // function and unused global is deleted. Fails if a name is not a function

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/air/address_spaces.h"
 #include "compiler/air/pipeline.h"
 #include "compiler/msl/frontend.h"
 #include "tests/support/test_kernels.h"
