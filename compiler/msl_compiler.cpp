@@ -68,7 +68,9 @@ Result<isa::Module> LowerMsl(msl::FrontendResult front, std::string_view file,
     }
     module.kernels.push_back(std::move(kernel).value());
   }
-  if (const isa::Diagnostics d = isa::Verify(module, "instruction selection");
+  // Each kernel was verified after each pass; this adds the module's own
+  // rules (kernel names unique).
+  if (const isa::Diagnostics d = isa::Verify(module, "the back end");
       !d.empty()) {
     return Error{"internal compiler error: " + isa::FormatDiagnostics(d)};
   }

@@ -44,4 +44,15 @@ Diagnostics Verify(const Module& module, std::string_view after_pass);
 Diagnostics VerifyKernel(const Module& module, const Kernel& kernel,
                          std::string_view after_pass = {});
 
+struct VerifyOptions {
+  // Puts "after pass 'NAME': " before every message.
+  std::string_view after_pass;
+  // Code before register allocation: virtual registers, as many as it
+  // likes, and kernel.registers and kernel.uniforms not counted yet
+  // (ComputeResources).
+  bool virtual_registers = false;
+};
+Diagnostics VerifyKernel(const Module& module, const Kernel& kernel,
+                         const VerifyOptions& options);
+
 }  // namespace mtlemu::isa

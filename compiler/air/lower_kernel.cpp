@@ -1,5 +1,6 @@
 #include "compiler/air/lower_kernel.h"
 
+#include <llvm/ADT/DenseMap.h>
 #include <llvm/Demangle/Demangle.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DataLayout.h>
@@ -12,9 +13,11 @@
 #include <llvm/IR/Operator.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cassert>
 #include <map>
 #include <optional>
 
+#include "compiler/air/address_spaces.h"
 #include "compiler/air/builtin_calls.h"
 #include "compiler/air/constant_hoisting.h"
 #include "compiler/air/dead_code.h"
@@ -23,6 +26,7 @@
 #include "compiler/air/register_allocation.h"
 #include "compiler/air/target_info.h"
 #include "compiler/air/vector_memory.h"
+#include "isa/verifier.h"
 
 namespace mtlemu::air {
 namespace {
@@ -42,15 +46,24 @@ std::string Printed(const T& v) {
   return s;
 }
 
+// The value of a key that is in `map` (as std::map::at, which DenseMap
+// lacks).
+template <class Map, class Key>
+const auto& At(const Map& map, const Key& key) {
+  const auto it = map.find(key);
+  assert(it != map.end());
+  return it->second;
+}
+
 AddressSpace SpaceOfPointer(const llvm::Type* t) {
   switch (t->getPointerAddressSpace()) {
-    case 1:
+    case kDeviceAddressSpace:
       return AddressSpace::kDevice;
-    case 2:
+    case kConstantAddressSpace:
       return AddressSpace::kConstant;
-    case 3:
+    case kThreadgroupAddressSpace:
       return AddressSpace::kThreadgroup;
-    case 0:
+    case kPrivateAddressSpace:
       return AddressSpace::kThread;
     default:
       return AddressSpace::kNone;
@@ -63,6 +76,11 @@ class Lowering {
       : f_(f), decl_(decl), layout_(f.getParent()->getDataLayout()) {}
 
   Result<isa::Kernel> Run();
+  // `kernel` as the pass named `pass` left it verified (with virtual
+  // registers before allocation), else an internal compiler error naming
+  // the pass.
+  Status Verified(const isa::Kernel& kernel, std::string_view pass,
+                  bool virtual_registers = true) const;
 
  private:
   // --- errors -------------------------------------------------------------
@@ -333,22 +351,23 @@ class Lowering {
   std::vector<std::string>* files_ = nullptr;
   isa::SourceLocation location_;
   uint32_t next_vreg_ = 0;
-  std::map<const llvm::Value*, uint32_t> vregs_;
-  std::map<const llvm::Argument*, Operand> arguments_;
+  llvm::DenseMap<const llvm::Value*, uint32_t> vregs_;
+  llvm::DenseMap<const llvm::Argument*, Operand> arguments_;
   // Builtin vector arguments: one special register per component.
-  std::map<const llvm::Argument*, std::array<SpecialRegister, 3>> specials_;
-  std::map<const llvm::GlobalVariable*, uint32_t> threadgroup_globals_;
+  llvm::DenseMap<const llvm::Argument*, std::array<SpecialRegister, 3>>
+      specials_;
+  llvm::DenseMap<const llvm::GlobalVariable*, uint32_t> threadgroup_globals_;
   // Program-scope constant data: a register holding each global's address.
-  std::map<const llvm::GlobalVariable*, Operand> constant_globals_;
+  llvm::DenseMap<const llvm::GlobalVariable*, Operand> constant_globals_;
   int next_uniform_ = 0;
   std::map<SpecialRegister, uint32_t> special_registers_;
   std::vector<Instruction> prologue_;
-  std::map<const llvm::AllocaInst*, uint32_t> allocas_;
-  std::map<const llvm::PHINode*, uint32_t> phi_temps_;
+  llvm::DenseMap<const llvm::AllocaInst*, uint32_t> allocas_;
+  llvm::DenseMap<const llvm::PHINode*, uint32_t> phi_temps_;
   RegisterParts parts_;
   // ScaledInBlock's products in the block being lowered.
   std::map<std::pair<const llvm::Value*, uint64_t>, Operand> scaled_in_block_;
-  std::map<const llvm::BasicBlock*, uint32_t> block_start_;
+  llvm::DenseMap<const llvm::BasicBlock*, uint32_t> block_start_;
   // Branch operands to patch with block start indices: (pc, operand, block).
   std::vector<std::tuple<size_t, int, const llvm::BasicBlock*>> fixups_;
   std::vector<size_t> exit_branches_;  // `br` to the kernel's exit
@@ -433,7 +452,9 @@ void Lowering::AllocateStaticMemory() {
   constexpr uint64_t kMaxBytes = uint64_t{1} << 31;
   uint64_t offset = 0;
   for (const llvm::GlobalVariable& g : f_.getParent()->globals()) {
-    if (g.getAddressSpace() != 3 || !UsedIn(g, f_)) continue;
+    if (g.getAddressSpace() != kThreadgroupAddressSpace || !UsedIn(g, f_)) {
+      continue;
+    }
     const llvm::Align align = g.getAlign().valueOrOne();
     offset = llvm::alignTo(offset, align);
     threadgroup_globals_[&g] = static_cast<uint32_t>(offset);
@@ -537,12 +558,12 @@ bool SerializeConstant(const llvm::Constant* c, const llvm::DataLayout& layout,
 void Lowering::LayOutConstantData() {
   std::vector<const llvm::GlobalVariable*> globals;
   uint64_t size = 0;
-  std::map<const llvm::GlobalVariable*, uint64_t> offsets;
+  llvm::DenseMap<const llvm::GlobalVariable*, uint64_t> offsets;
   for (const llvm::GlobalVariable& g : f_.getParent()->globals()) {
     // Device and constant address spaces only: the data lives in a buffer.
     const unsigned space = g.getAddressSpace();
-    if ((space != 1 && space != 2) || !g.isConstant() || !g.hasInitializer() ||
-        !UsedIn(g, f_)) {
+    if ((space != kDeviceAddressSpace && space != kConstantAddressSpace) ||
+        !g.isConstant() || !g.hasInitializer() || !UsedIn(g, f_)) {
       continue;
     }
     const llvm::Align align =
@@ -610,34 +631,64 @@ Result<isa::Kernel> Lowering::Run() {
   Emit(Opcode::kExit, ScalarType::kUInt, {});
   kernel_.labels[exit_pc] = "exit";
   for (auto [pc, operand, block] : fixups_) {
-    const uint32_t target = block ? block_start_.at(block) : exit_pc;
+    const uint32_t target = block ? At(block_start_, block) : exit_pc;
     kernel_.code[pc].operands[operand] = Operand::Label(target);
     if (!kernel_.labels.count(target)) {
       kernel_.labels[target] =
           block ? "bb" + std::to_string(target) : std::string("exit");
     }
   }
+  // Each pass's output is verified, so that a broken pass is named.
+  if (Status s = Verified(kernel_, "instruction selection"); !s.ok()) {
+    return s.error();
+  }
   RemoveDeadCode(kernel_, parts_);
+  if (Status s = Verified(kernel_, "dead code"); !s.ok()) return s.error();
   HoistLoopConstants(kernel_, parts_);
+  if (Status s = Verified(kernel_, "constant hoisting"); !s.ok()) {
+    return s.error();
+  }
   MergeVectorAccesses(kernel_, parts_, [this] { return NewVReg(); });
+  if (Status s = Verified(kernel_, "vector memory"); !s.ok()) return s.error();
   // Loads raised for latency lengthen what is live: where that costs the
   // kernel its 1024 threads, and loads each just before its use keep them,
   // so it is (see kFullOccupancyRegisters).
   isa::Kernel sunk = kernel_;
   RegisterParts sunk_parts = parts_;
   ScheduleMemory(kernel_, parts_);
+  if (Status s = Verified(kernel_, "memory scheduling"); !s.ok()) {
+    return s.error();
+  }
   const Status allocated =
       AllocateRegisters(kernel_, parts_, [this] { return NewVReg(); });
   if (!allocated.ok()) return allocated.error();
+  if (Status s = Verified(kernel_, "register allocation", false); !s.ok()) {
+    return s.error();
+  }
   if (kernel_.registers > kFullOccupancyRegisters) {
     SinkLoadsToUses(sunk, sunk_parts);
+    if (Status s = Verified(sunk, "load sinking"); !s.ok()) return s.error();
     const Status again =
         AllocateRegisters(sunk, sunk_parts, [this] { return NewVReg(); });
     if (again.ok() && sunk.registers <= kFullOccupancyRegisters) {
+      if (Status s = Verified(sunk, "register allocation", false); !s.ok()) {
+        return s.error();
+      }
       return sunk;
     }
   }
   return std::move(kernel_);
+}
+
+Status Lowering::Verified(const isa::Kernel& kernel, std::string_view pass,
+                          bool virtual_registers) const {
+  isa::Module module;
+  module.files = *files_;
+  const isa::Diagnostics d = isa::VerifyKernel(
+      module, kernel,
+      {.after_pass = pass, .virtual_registers = virtual_registers});
+  if (d.empty()) return {};
+  return Error{"internal compiler error: " + isa::FormatDiagnostics(d)};
 }
 
 void Lowering::LowerBlock(const llvm::BasicBlock& block) {
@@ -646,7 +697,7 @@ void Lowering::LowerBlock(const llvm::BasicBlock& block) {
   // Phis read the temporaries their predecessors wrote.
   for (const llvm::PHINode& phi : block.phis()) {
     location_ = LocationOf(phi);
-    const uint32_t temp = phi_temps_.at(&phi);
+    const uint32_t temp = At(phi_temps_, &phi);
     if (IsVector(&phi) && IsPairBlock(&phi)) {
       // A two-register block (simdgroup_matrix): one copy, which register
       // allocation can coalesce away.
@@ -680,16 +731,17 @@ void Lowering::EmitPhiCopies(const llvm::BasicBlock& from,
     const llvm::Value* in = phi.getIncomingValueForBlock(&from);
     if (IsVector(&phi) && IsPairBlock(&phi) && !llvm::isa<llvm::Constant>(in)) {
       Emit(Opcode::kMov, ScalarType::kULong,
-           {Operand::Reg(static_cast<int>(phi_temps_.at(&phi))),
+           {Operand::Reg(static_cast<int>(At(phi_temps_, &phi))),
             Operand::Reg(static_cast<int>(VRegFor(in)))});
       continue;
     }
     if (IsVector(&phi)) {
-      CopyElements(phi_temps_.at(&phi), in);
+      CopyElements(At(phi_temps_, &phi), in);
       continue;
     }
-    Emit(Opcode::kMov, Type(&phi),
-         {Operand::Reg(static_cast<int>(phi_temps_.at(&phi))), OperandFor(in)});
+    Emit(
+        Opcode::kMov, Type(&phi),
+        {Operand::Reg(static_cast<int>(At(phi_temps_, &phi))), OperandFor(in)});
   }
 }
 
@@ -755,7 +807,7 @@ void Lowering::LowerInstruction(const llvm::Instruction& inst) {
   if (llvm::isa<llvm::UnreachableInst>(inst)) {
     // After llvm.trap's trap nothing runs; a lane that reaches unreachable
     // otherwise has no defined way on, and traps there.
-    const uint32_t start = block_start_.at(inst.getParent());
+    const uint32_t start = At(block_start_, inst.getParent());
     if (kernel_.code.size() == start ||
         kernel_.code.back().op != Opcode::kTrap) {
       Emit(Opcode::kTrap, ScalarType::kUInt, {});

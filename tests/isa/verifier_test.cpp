@@ -101,6 +101,35 @@ TEST(VerifierTest, AfterPassPrefix) {
   EXPECT_TRUE(dk[0].message.starts_with("after pass 'dce': kernel 'k'"));
 }
 
+// Before register allocation: any register number and no register count,
+// but every other rule, and the pass named.
+TEST(VerifierTest, VirtualRegisters) {
+  Module m = KernelWith("    add.u32 r0, r1, r2\n    add.u32 r3, r0, u0");
+  Kernel& k = m.kernels[0];
+  k.code[0].operands[0].reg = 300;  // (r300: virtual)
+  k.code[1].operands[1].reg = 300;
+  k.registers = 0;  // not counted yet
+  const VerifyOptions before{.after_pass = "dead code",
+                             .virtual_registers = true};
+  Diagnostics d = VerifyKernel(m, k, before);
+  EXPECT_TRUE(d.empty()) << FormatDiagnostics(d);
+  d = VerifyKernel(m, k, VerifyOptions{.after_pass = "register allocation"});
+  EXPECT_TRUE(HasError(m, "register r300 is out of range"));
+  EXPECT_TRUE(HasError(m, "kernel.registers is 0"));
+  ASSERT_FALSE(d.empty());
+  EXPECT_TRUE(d[0].message.starts_with("after pass 'register allocation'"))
+      << d[0].message;
+  // Uniforms are not virtual, and other rules hold.
+  k.code[1].operands[2].reg = 300;
+  k.code[0].type = ScalarType::kBool;
+  d = VerifyKernel(m, k, before);
+  EXPECT_EQ(d.size(), 2u) << FormatDiagnostics(d);
+  for (const Diagnostic& diag : d) {
+    EXPECT_TRUE(diag.message.starts_with("after pass 'dead code'"))
+        << diag.message;
+  }
+}
+
 TEST(VerifierTest, LocationsInOtherFiles) {
   const Module m = AssembleOk(R"(.file 1 "src/k.metal"
 .kernel k
