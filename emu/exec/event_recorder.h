@@ -26,9 +26,7 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
     const isa::OpInfo& info = inst->info();
     const bool matrix = info.shape == isa::OpShape::kMatrixLoad ||
                         info.shape == isa::OpShape::kMatrixStore;
-    if (info.unit == isa::ExecUnit::kLoad ||
-        info.unit == isa::ExecUnit::kStore ||
-        info.unit == isa::ExecUnit::kAtomic || matrix) {
+    if (isa::ShapeHasSpace(info.shape)) {
       const bool wide = isa::IsWideAddressSpace(inst->space);
       const uint32_t size = static_cast<uint32_t>(isa::SizeOf(inst->type)) *
                             std::max<uint32_t>(1, inst->vector);

@@ -9,21 +9,17 @@ namespace {
 
 MemoryKind MemoryOf(const isa::Instruction& inst) {
   const isa::OpInfo& info = inst.info();
-  const bool matrix_load = info.shape == isa::OpShape::kMatrixLoad;
-  const bool matrix_store = info.shape == isa::OpShape::kMatrixStore;
-  const bool load = info.unit == isa::ExecUnit::kLoad || matrix_load;
-  const bool store = info.unit == isa::ExecUnit::kStore || matrix_store;
-  const bool atomic = info.unit == isa::ExecUnit::kAtomic;
-  if (!load && !store && !atomic) return MemoryKind::kNone;
+  if (!isa::ShapeHasSpace(info.shape)) return MemoryKind::kNone;
   switch (inst.space) {
     case isa::AddressSpace::kThreadgroup:
       return MemoryKind::kThreadgroup;
     case isa::AddressSpace::kThread:
       return MemoryKind::kThread;
     default:
-      return atomic  ? MemoryKind::kDeviceAtomic
-             : store ? MemoryKind::kDeviceStore
-                     : MemoryKind::kDeviceLoad;
+      // simdgroup_load and simdgroup_store run on the load and store units.
+      return info.unit == isa::ExecUnit::kAtomic  ? MemoryKind::kDeviceAtomic
+             : info.unit == isa::ExecUnit::kStore ? MemoryKind::kDeviceStore
+                                                  : MemoryKind::kDeviceLoad;
   }
 }
 

@@ -23,9 +23,14 @@ struct Path {
 
 Limiter FindLimiter(const LimiterInputs& in) {
   const XcodeCounters& c = in.counters;
+  const double alu = c.alu_utilization / 100;
+  const double f32 = c.f32_utilization / 100;
+  const double occupancy = c.kernel_occupancy / 100;
+  const double dram =
+      (c.gpu_memory_read_limiter + c.gpu_memory_write_limiter) / 100;
   // In order of preference on a tie.
   const Path paths[] = {
-      {"memory bandwidth", in.dram_bandwidth,
+      {"memory bandwidth", dram,
        "DRAM bandwidth: {} of the chip's peak is in use"},
       {"threadgroup memory", c.threadgroup_load_limiter / 100,
        "the threadgroup memory port is busy on {} of core cycles, Xcode's "
@@ -43,30 +48,30 @@ Limiter FindLimiter(const LimiterInputs& in) {
   for (const Path& p : paths) {
     if (p.use > busiest->use) busiest = &p;
   }
-  if (busiest->use >= kNearPeak && busiest->use >= std::max(in.issue, in.f32)) {
+  if (busiest->use >= kNearPeak && busiest->use >= std::max(in.issue, f32)) {
     return {
         std::string(busiest->name),
         fmt::format(fmt::runtime(busiest->sentence), Percent(busiest->use))};
   }
-  if (in.issue >= kNearPeak || in.alu >= kNearPeak) {
+  if (in.issue >= kNearPeak || alu >= kNearPeak) {
     return {"ALU", "instruction issue: the schedulers issue on " +
                        Percent(in.issue) + " of cycles"};
   }
-  if (in.f32 >= kF32Busy || in.pipe_stalls >= kPipeBusy) {
-    return {"ALU", "execution units' throughput: FP32 at " + Percent(in.f32) +
+  if (f32 >= kF32Busy || in.pipe_stalls >= kPipeBusy) {
+    return {"ALU", "execution units' throughput: FP32 at " + Percent(f32) +
                        " of peak, a busy pipe holds " +
                        Percent(in.pipe_stalls) + " of scheduler cycles"};
   }
   const uint64_t threadgroup_slots =
       uint64_t{in.threadgroups_per_core} * in.cores;
-  if (in.occupancy < kLowOccupancy &&
+  if (occupancy < kLowOccupancy &&
       in.simd_groups_per_core <
           kLowOccupancy * in.hardware_simd_groups_per_core) {
     return {"occupancy",
             "too few SIMD groups per core to hide latency (limited by " +
                 in.occupancy_limiter + ")"};
   }
-  if (in.occupancy < kLowOccupancy && in.threadgroups < threadgroup_slots) {
+  if (occupancy < kLowOccupancy && in.threadgroups < threadgroup_slots) {
     return {"occupancy",
             fmt::format("too few SIMD groups to hide latency: the dispatch's "
                         "{} threadgroups fill {} of the chip's {} threadgroup "

@@ -26,17 +26,14 @@ inline constexpr double kPipeBusy = 0.3;
 inline constexpr double kLowOccupancy = 0.25;
 
 struct LimiterInputs {
-  XcodeCounters counters;  // the limiters in percent
-  // Fractions of their peak over the dispatch.
-  double dram_bandwidth = 0;  // reads and writes
-  double issue = 0;           // scheduler cycles that issued
-  double alu = 0;             // scheduler cycles that issued ALU work
-  double f32 = 0;             // FP32 FLOPs
-  double pipe_stalls = 0;     // scheduler cycles held by a busy pipe
-  // Occupancy: achieved, the SIMD groups a core may hold by the limit and
-  // by the hardware, what limits it, and the dispatch against the chip's
-  // threadgroup slots.
-  double occupancy = 0;
+  // The utilizations, occupancy and limiters in percent: the memory paths,
+  // ALU and FP32 use, and achieved occupancy are read from here alone.
+  XcodeCounters counters;
+  // Fractions of scheduler cycles over the dispatch.
+  double issue = 0;        // that issued
+  double pipe_stalls = 0;  // held by a busy pipe
+  // The SIMD groups a core may hold by the limit and by the hardware, what
+  // limits it, and the dispatch against the chip's threadgroup slots.
   double simd_groups_per_core = 0;
   double hardware_simd_groups_per_core = 0;
   std::string occupancy_limiter;

@@ -345,16 +345,13 @@ TimingReport TimingModel::Finish(traces::Timeline* timeline) {
 
   r.dram_read_bytes = s.dram_read_bytes;
   r.dram_write_bytes = sum.dram_write_bytes;
-  const XcodeCounters counters = ComputeXcodeCounters(chip, sum, r);
+  const XcodeCounters counters =
+      ComputeXcodeCounters(chip, sum, r, cycles, seconds);
   r.xcode_counters = counters.Named();
   const Limiter limiter = FindLimiter(
       {.counters = counters,
-       .dram_bandwidth = r.dram_bandwidth_utilization,
        .issue = sum.issue_cycles / slots,
-       .alu = r.alu_utilization,
-       .f32 = r.peak_tflops > 0 ? r.achieved_tflops / r.peak_tflops : 0,
        .pipe_stalls = sum.stall_pipe / slots,
-       .occupancy = r.occupancy,
        .simd_groups_per_core = static_cast<double>(r.max_simd_groups_per_core),
        .hardware_simd_groups_per_core = hardware_max,
        .occupancy_limiter = r.occupancy_limiter,

@@ -1,7 +1,5 @@
 #include "emu/timing/xcode_counters.h"
 
-#include <algorithm>
-
 namespace mtlemu::emu {
 
 std::vector<std::pair<std::string, double>> XcodeCounters::Named() const {
@@ -19,9 +17,8 @@ std::vector<std::pair<std::string, double>> XcodeCounters::Named() const {
 }
 
 XcodeCounters ComputeXcodeCounters(const ChipTiming& chip, const CoreStats& sum,
-                                   const TimingReport& r) {
-  const double cycles = std::max<double>(1.0, static_cast<double>(r.cycles));
-  const double seconds = cycles / (chip.spec.clock_mhz * 1e6);
+                                   const TimingReport& r, double cycles,
+                                   double seconds) {
   const double core_cycles = cycles * chip.spec.gpu_cores;
   XcodeCounters c;
   c.alu_utilization = 100 * r.alu_utilization;

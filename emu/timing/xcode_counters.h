@@ -32,9 +32,11 @@ struct XcodeCounters {
   std::vector<std::pair<std::string, double>> Named() const;
 };
 
-// From the cores' sums and the report's figures so far (cycles, time,
-// bytes, ALU utilization, FLOP rates, occupancy, DRAM reads and writes).
+// From the cores' sums and the report's figures so far (bytes, ALU
+// utilization, FLOP rates, occupancy, DRAM reads and writes), over a
+// dispatch of `cycles` (at least 1) that took `seconds`.
 XcodeCounters ComputeXcodeCounters(const ChipTiming& chip, const CoreStats& sum,
-                                   const TimingReport& r);
+                                   const TimingReport& r, double cycles,
+                                   double seconds);
 
 }  // namespace mtlemu::emu

@@ -12,7 +12,7 @@ namespace {
 // A dispatch that uses nothing much: 96 of 96 SIMD groups resident.
 LimiterInputs Quiet() {
   LimiterInputs in;
-  in.occupancy = 0.9;
+  in.counters.kernel_occupancy = 90;
   in.simd_groups_per_core = 96;
   in.hardware_simd_groups_per_core = 96;
   in.occupancy_limiter = "threads";
@@ -32,7 +32,7 @@ TEST(Limiter, ThreadgroupMemoryPortAgreesWithItsCounter) {
   LimiterInputs in = Quiet();
   in.counters.threadgroup_load_limiter = 96.4;
   in.counters.last_level_cache_limiter = 46.7;
-  in.dram_bandwidth = 0.09;
+  in.counters.gpu_memory_read_limiter = 9;
   in.issue = 0.5;
   in.memory_waits_dominate = true;
   const Limiter l = FindLimiter(in);
@@ -44,7 +44,8 @@ TEST(Limiter, ThreadgroupMemoryPortAgreesWithItsCounter) {
 
 TEST(Limiter, BusiestPathWins) {
   LimiterInputs in = Quiet();
-  in.dram_bandwidth = 0.7;
+  in.counters.gpu_memory_read_limiter = 50;
+  in.counters.gpu_memory_write_limiter = 20;
   in.counters.last_level_cache_limiter = 80;
   Limiter l = FindLimiter(in);
   EXPECT_EQ(l.name, "cache bandwidth");
@@ -61,11 +62,11 @@ TEST(Limiter, BusiestPathWins) {
 
 TEST(Limiter, PathsBelowTheirPeakOrBelowIssueLeaveItToTheAlu) {
   LimiterInputs in = Quiet();
-  in.dram_bandwidth = kNearPeak - 0.01;
+  in.counters.gpu_memory_read_limiter = 100 * kNearPeak - 1;
   in.issue = 0.3;
   EXPECT_EQ(FindLimiter(in).name, "latency");
   // A path at its threshold but issue busier: the ALU.
-  in.dram_bandwidth = kNearPeak;
+  in.counters.gpu_memory_read_limiter = 100 * kNearPeak;
   in.issue = 0.9;
   EXPECT_EQ(FindLimiter(in).name, "ALU");
   in.issue = 0.59;
@@ -74,17 +75,17 @@ TEST(Limiter, PathsBelowTheirPeakOrBelowIssueLeaveItToTheAlu) {
 
 TEST(Limiter, ExecutionUnitsThenOccupancyThenLatency) {
   LimiterInputs in = Quiet();
-  in.alu = kNearPeak;
+  in.counters.alu_utilization = 100 * kNearPeak;
   EXPECT_TRUE(Contains(FindLimiter(in).verdict, "instruction issue"));
   in = Quiet();
   in.pipe_stalls = kPipeBusy;
   EXPECT_TRUE(Contains(FindLimiter(in).verdict, "throughput"));
   in = Quiet();
-  in.f32 = kF32Busy;
+  in.counters.f32_utilization = 100 * kF32Busy;
   EXPECT_EQ(FindLimiter(in).name, "ALU");
   // Few SIMD groups by the limit: 16 of 96.
   in = Quiet();
-  in.occupancy = 0.1;
+  in.counters.kernel_occupancy = 10;
   in.simd_groups_per_core = 16;
   in.occupancy_limiter = "registers";
   Limiter l = FindLimiter(in);
@@ -92,7 +93,7 @@ TEST(Limiter, ExecutionUnitsThenOccupancyThenLatency) {
   EXPECT_TRUE(Contains(l.verdict, "registers")) << l.verdict;
   // A small dispatch: 24 threadgroups for 96 slots.
   in = Quiet();
-  in.occupancy = 0.1;
+  in.counters.kernel_occupancy = 10;
   in.threadgroups = 24;
   l = FindLimiter(in);
   EXPECT_EQ(l.name, "occupancy");

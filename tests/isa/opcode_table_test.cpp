@@ -64,5 +64,33 @@ TEST(OpcodeTable, FloatUnitAndFlops) {
   }
 }
 
+// What accesses memory is what takes an address space (ld, st, the
+// atomics, simdgroup_load and simdgroup_store), and each runs on the load,
+// store or atomic unit: the trace and the timing model classify memory
+// accesses by these two columns alone.
+TEST(OpcodeTable, MemoryAccessesAndTheirUnits) {
+  const std::map<std::string, ExecUnit> memory = {
+      {"ld", ExecUnit::kLoad},
+      {"st", ExecUnit::kStore},
+      {"simdgroup_load", ExecUnit::kLoad},
+      {"simdgroup_store", ExecUnit::kStore}};
+  int atomics = 0;
+  for (int i = 0; i < kNumOpcodes; ++i) {
+    const OpInfo& info = GetOpInfo(static_cast<Opcode>(i));
+    const std::string name(info.mnemonic);
+    const bool atomic = name.rfind("atomic_", 0) == 0;
+    atomics += atomic;
+    const auto it = memory.find(name);
+    EXPECT_EQ(ShapeHasSpace(info.shape), atomic || it != memory.end()) << name;
+    if (atomic) {
+      EXPECT_EQ(info.unit, ExecUnit::kAtomic) << name;
+    }
+    if (it != memory.end()) {
+      EXPECT_EQ(info.unit, it->second) << name;
+    }
+  }
+  EXPECT_EQ(atomics, 11);
+}
+
 }  // namespace
 }  // namespace mtlemu::isa
