@@ -100,8 +100,14 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
   auto module = std::make_unique<llvm::Module>(prefix, *context);
   module->setDataLayout(jit.lljit->getDataLayout());
   for (uint32_t begin : runs) {
-    EmitRun(*module, kernel, begin, kernel.code[begin].run_end,
-            prefix + std::to_string(begin));
+    if (EmitRun(*module, kernel, begin, kernel.code[begin].run_end,
+                prefix + std::to_string(begin)) == nullptr) {
+      note =
+          "the JIT has no inline code for an instruction it chose to "
+          "inline (at pc " +
+          std::to_string(begin) + " or after)";
+      return false;
+    }
   }
   // A kernel that is one run and then `exit` is compiled whole as well.
   const uint32_t entry_end = kernel.code[0].run_end;

@@ -113,7 +113,7 @@ class RunEmitter {
         (next->flow == Flow::kBranchNonZero || next->flow == Flow::kBranchZero);
     std::vector<std::pair<uint16_t, llvm::PHINode*>> carried;
     if (loop) carried = EnterLoop(begin, end);
-    EmitBody(begin, end);
+    if (!EmitBody(begin, end)) return Discard();
     if (loop) LeaveLoop(*next, carried);
     // Lanes that exit next read no register again: nothing to write back.
     if (next == nullptr || next->flow != Flow::kExit) Flush();
@@ -172,14 +172,11 @@ class RunEmitter {
     ZeroRegistersIfFlushed();
     llvm::Value* simd = b_.CreateAdd(first, group_, "simdgroup_index");
     llvm::Value* const at[3] = {p[0], p[1], p[2]};
-    if (!WriteSpecials(simd, at, base)) {
-      fn_->eraseFromParent();
-      return nullptr;
-    }
+    if (!WriteSpecials(simd, at, base)) return Discard();
     for (uint16_t r = 0; r < kernel_.layout.uniform_base; ++r) {
       cache_[r] = {Splat(0), false, false};
     }
-    EmitBody(0, end);
+    if (!EmitBody(0, end)) return Discard();
     // The next SIMD group: 32 lanes on along the row, wrapping into the
     // next row and plane.
     llvm::Value* x = b_.CreateAdd(p[0], b_.getInt32(kLanes));
@@ -197,6 +194,14 @@ class RunEmitter {
   }
 
  private:
+  // The function so far removed from the module: the emitter cannot
+  // write it.
+  llvm::Function* Discard() {
+    fn_->eraseFromParent();
+    fn_ = nullptr;
+    return nullptr;
+  }
+
   // A function (ExecContext*, code, third argument) -> i32 named `name`,
   // with the insert point in its entry block after the lane file's
   // address is loaded; returns its third argument (JitRun's trips,
@@ -289,18 +294,23 @@ class RunEmitter {
     b_.SetInsertPoint(done);
   }
 
-  void EmitBody(uint32_t begin, uint32_t end) {
+  // False if an instruction that JitInlines accepts has no inline code
+  // here (Inlinable and EmitInline disagree): the caller drops the
+  // function, and the kernel runs in the interpreter, rather than leave
+  // the instruction's result unwritten.
+  bool EmitBody(uint32_t begin, uint32_t end) {
     for (uint32_t pc = begin; pc < end; ++pc) {
       const DecodedInstruction& d = kernel_.code[pc];
       if (JitInlines(d) && d.inst->op != Opcode::kLoad &&
           d.inst->op != Opcode::kStore) {
-        EmitInline(d);
+        if (!EmitInline(d)) return false;
       } else if (JitInlines(d)) {
         EmitMemory(d, pc, pc - begin);
       } else {
         EmitCall(d, pc, pc - begin);
       }
     }
+    return true;
   }
 
   // Tells the caller how often the loop went round, or how many SIMD
@@ -470,7 +480,8 @@ class RunEmitter {
                                           b_.getInt32(v));
   }
 
-  void EmitInline(const DecodedInstruction& d) {
+  // The instruction as vector code; false if it has none here.
+  bool EmitInline(const DecodedInstruction& d) {
     const Opcode op = d.inst->op;
     const ScalarType t = d.inst->type;
     const bool f = t == ScalarType::kFloat;
@@ -480,7 +491,7 @@ class RunEmitter {
       case Opcode::kMov: {
         const Entry e = Lookup(o[1]);  // a copy, raw or not
         Set(o[0], e.value, e.raw);
-        return;
+        return true;
       }
       case Opcode::kAdd:
       case Opcode::kSub:
@@ -500,16 +511,16 @@ class RunEmitter {
                     : op == Opcode::kSub ? b_.CreateSub(a, c)
                                          : b_.CreateMul(a, c));
         }
-        return;
+        return true;
       case Opcode::kFma:
         Set(o[0],
             b_.CreateIntrinsic(llvm::Intrinsic::fma, {v32f32_},
                                {GetRawF(o[1]), GetRawF(o[2]), GetRawF(o[3])}),
             /*raw=*/true);
-        return;
+        return true;
       case Opcode::kMad:
         Set(o[0], b_.CreateAdd(b_.CreateMul(Get(o[1]), Get(o[2])), Get(o[3])));
-        return;
+        return true;
       case Opcode::kMin:
       case Opcode::kMax: {
         const bool min = op == Opcode::kMin;
@@ -520,7 +531,7 @@ class RunEmitter {
               min ? (s ? b_.CreateICmpSLT(a, c) : b_.CreateICmpULT(a, c))
                   : (s ? b_.CreateICmpSGT(a, c) : b_.CreateICmpUGT(a, c));
           Set(o[0], b_.CreateSelect(pick_a, a, c));
-          return;
+          return true;
         }
         // A NaN operand gives the other one; else a < b ? a : b (max:
         // a > b), the operands' bits unchanged.
@@ -531,7 +542,7 @@ class RunEmitter {
         r = b_.CreateSelect(b_.CreateFCmpUNO(fc, fc), a, r);
         r = b_.CreateSelect(b_.CreateFCmpUNO(fa, fa), c, r);
         Set(o[0], r);
-        return;
+        return true;
       }
       case Opcode::kAbs: {
         llvm::Value* a = Get(o[1]);
@@ -543,24 +554,24 @@ class RunEmitter {
         } else {
           Set(o[0], a);
         }
-        return;
+        return true;
       }
       case Opcode::kNeg:
         Set(o[0], f ? b_.CreateXor(Get(o[1]), Splat(0x80000000u))
                     : b_.CreateSub(Splat(0), Get(o[1])));
-        return;
+        return true;
       case Opcode::kAnd:
         Set(o[0], b_.CreateAnd(Get(o[1]), Get(o[2])));
-        return;
+        return true;
       case Opcode::kOr:
         Set(o[0], b_.CreateOr(Get(o[1]), Get(o[2])));
-        return;
+        return true;
       case Opcode::kXor:
         Set(o[0], b_.CreateXor(Get(o[1]), Get(o[2])));
-        return;
+        return true;
       case Opcode::kNot:
         Set(o[0], b_.CreateNot(Get(o[1])));
-        return;
+        return true;
       case Opcode::kShl:
       case Opcode::kShr: {
         // Shift amounts are taken modulo 32.
@@ -569,7 +580,7 @@ class RunEmitter {
         Set(o[0], op == Opcode::kShl ? b_.CreateShl(a, amount)
                   : s                ? b_.CreateAShr(a, amount)
                                      : b_.CreateLShr(a, amount));
-        return;
+        return true;
       }
       case Opcode::kEq:
       case Opcode::kNe:
@@ -605,14 +616,14 @@ class RunEmitter {
         llvm::Value* a = f ? GetRawF(o[1]) : Get(o[1]);
         llvm::Value* c = f ? GetRawF(o[2]) : Get(o[2]);
         Set(o[0], b_.CreateZExt(b_.CreateCmp(p, a, c), v32i32_));
-        return;
+        return true;
       }
       case Opcode::kSelect:
         Set(o[0], b_.CreateSelect(b_.CreateICmpNE(Get(o[1]), Splat(0)),
                                   Get(o[2]), Get(o[3])));
-        return;
+        return true;
       default:
-        return;  // JitInlines said no
+        return false;
     }
   }
 

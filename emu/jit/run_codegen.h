@@ -25,7 +25,9 @@ namespace mtlemu::emu {
 bool JitInlines(const DecodedInstruction& d);
 
 // Emits the run [begin, end) of `kernel` as `name` into `module`, with
-// JitRun's signature (emu/exec/exec_context.h).
+// JitRun's signature (emu/exec/exec_context.h); null (and nothing emitted)
+// if an instruction JitInlines accepts has no inline code, a defect of the
+// emitter that then costs speed, not a wrong result.
 llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,
                         uint32_t begin, uint32_t end, const std::string& name);
 
