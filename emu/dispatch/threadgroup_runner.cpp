@@ -15,6 +15,9 @@ using isa::SpecialRegister;
 void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
                  const Size3& position, const Size3& size, uint32_t simd) {
   const uint32_t threads = size[0] * size[1] * size[2];
+  const uint32_t dispatch_threads = g.threads_per_threadgroup[0] *
+                                    g.threads_per_threadgroup[1] *
+                                    g.threads_per_threadgroup[2];
   const uint32_t first = simd * kLanes;
   const auto per_lane = [slot](auto f) {
     for (int l = 0; l < kLanes; ++l) slot[l] = f(static_cast<uint32_t>(l));
@@ -105,6 +108,10 @@ void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
       return uniform(kLanes);
     case SpecialRegister::kQuadgroupsPerThreadgroup:
       return uniform((threads + 3) / 4);
+    case SpecialRegister::kDispatchSimdgroupsPerThreadgroup:
+      return uniform((dispatch_threads + kLanes - 1) / kLanes);
+    case SpecialRegister::kDispatchQuadgroupsPerThreadgroup:
+      return uniform((dispatch_threads + 3) / 4);
   }
 }
 

@@ -323,6 +323,9 @@ constexpr const char* kRegisters[] = {
     "simdgroups_per_threadgroup",
     "quadgroup_index_in_threadgroup",
     "thread_index_in_quadgroup",
+    "quadgroups_per_threadgroup",
+    "dispatch_simdgroups_per_threadgroup",
+    "dispatch_quadgroups_per_threadgroup",
 };
 constexpr int kNumRegisters = std::size(kRegisters);
 // One record per thread: the registers, then a count of the threads that
@@ -372,6 +375,7 @@ std::vector<uint32_t> ExpectedRecords(const Size3& grid, const Size3& group) {
           size[d] = std::min(group[d], grid[d] - g[d] * group[d]);
         }
         const uint64_t threads = size[0] * size[1] * size[2];
+        const uint64_t dispatch = group[0] * group[1] * group[2];
         for (uint64_t tz = 0; tz < size[2]; ++tz) {
           for (uint64_t ty = 0; ty < size[1]; ++ty) {
             for (uint64_t tx = 0; tx < size[0]; ++tx) {
@@ -406,6 +410,9 @@ std::vector<uint32_t> ExpectedRecords(const Size3& grid, const Size3& group) {
                                                 (threads + 31) / 32,
                                                 index / 4,
                                                 index % 4,
+                                                (threads + 3) / 4,
+                                                (dispatch + 31) / 32,
+                                                (dispatch + 3) / 4,
                                                 1};
               uint32_t* record =
                   &out[((p[2] * grid[1] + p[1]) * grid[0] + p[0]) * kRecord];

@@ -51,10 +51,16 @@ TEST(SpecialRegistersOfAttribute, Aliases) {
   EXPECT_EQ(Of("thread_execution_width"),
             (Three{S::kThreadsPerSimdgroup, S::kThreadsPerSimdgroup,
                    S::kThreadsPerSimdgroup}));
+  // Not aliases: in a threadgroup cut at the grid's edge they count the
+  // dispatch's threadgroup size, not this one's.
   EXPECT_EQ(Of("dispatch_simdgroups_per_threadgroup"),
-            Of("simdgroups_per_threadgroup"));
+            (Three{S::kDispatchSimdgroupsPerThreadgroup,
+                   S::kDispatchSimdgroupsPerThreadgroup,
+                   S::kDispatchSimdgroupsPerThreadgroup}));
   EXPECT_EQ(Of("dispatch_quadgroups_per_threadgroup"),
-            Of("quadgroups_per_threadgroup"));
+            (Three{S::kDispatchQuadgroupsPerThreadgroup,
+                   S::kDispatchQuadgroupsPerThreadgroup,
+                   S::kDispatchQuadgroupsPerThreadgroup}));
 }
 
 TEST(SpecialRegistersOfAttribute, UnknownIsNone) {
