@@ -123,26 +123,33 @@ struct SimdGroupTrace {
 class TraceCursor {
  public:
   TraceCursor() = default;
-  explicit TraceCursor(const SimdGroupTrace* trace) : trace_(trace) {}
+  // Pointers into `trace`, which must not change while the cursor reads
+  // it: the timing model reads a record in every issue, and a chain of
+  // loads through the vectors cost more than the rest of the read.
+  explicit TraceCursor(const SimdGroupTrace* trace)
+      : trace_(trace),
+        record_(trace->records.data()),
+        end_(trace->records.data() + trace->records.size()),
+        line_(trace->lines.data()) {}
 
   const SimdGroupTrace& trace() const { return *trace_; }
-  bool done() const { return record_ >= trace_->records.size(); }
+  bool done() const { return record_ == end_; }
 
   // The current instruction.
-  uint32_t pc() const { return Record().pc + offset_; }
+  uint32_t pc() const { return record_->pc + offset_; }
   TraceEvent event() const {
-    const TraceRecord& r = Record();
+    const TraceRecord& r = *record_;
     return {.pc = r.pc + offset_,
             .lanes = r.lanes,
             .conflict = r.conflict,
             .line_count = r.run ? uint16_t{0} : r.count};
   }
   // Its event().line_count lines.
-  const uint64_t* lines() const { return trace_->lines.data() + line_; }
+  const uint64_t* lines() const { return line_; }
 
   // On to the next instruction.
   void Next() {
-    const TraceRecord& r = Record();
+    const TraceRecord& r = *record_;
     if (r.run) {
       if (++offset_ < r.count) return;
       offset_ = 0;
@@ -153,12 +160,11 @@ class TraceCursor {
   }
 
  private:
-  const TraceRecord& Record() const { return trace_->records[record_]; }
-
   const SimdGroupTrace* trace_ = nullptr;
-  size_t record_ = 0;
+  const TraceRecord* record_ = nullptr;  // the current record
+  const TraceRecord* end_ = nullptr;
+  const uint64_t* line_ = nullptr;  // the current instruction's first line
   uint32_t offset_ = 0;  // instructions of the current run already read
-  size_t line_ = 0;      // the current instruction's first line
 };
 
 struct ThreadgroupTrace {

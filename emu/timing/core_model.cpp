@@ -221,10 +221,6 @@ void CoreModel::CountStalls(uint64_t from, uint64_t to, uint64_t issued) {
   }
 }
 
-int CoreModel::PipeOf(const InstructionTiming& t) const {
-  return chip_.fp32_dual_issue && t.fp32 ? kFp32Pipe : static_cast<int>(t.unit);
-}
-
 int CoreModel::PartnerPipe(int pipe) const {
   constexpr int kAlu = static_cast<int>(isa::ExecUnit::kAlu);
   if (pipe == kFp32Pipe) return kAlu;

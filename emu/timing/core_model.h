@@ -139,7 +139,10 @@ class CoreModel {
              const SharedView& shared);
   // The pipe `t` issues to (issue_queue.h): its unit's, or on a chip that
   // dual-issues FP32, kFp32Pipe for FP32 arithmetic.
-  int PipeOf(const InstructionTiming& t) const;
+  int PipeOf(const InstructionTiming& t) const {
+    return chip_.fp32_dual_issue && t.fp32 ? kFp32Pipe
+                                           : static_cast<int>(t.unit);
+  }
   // On a chip that dual-issues FP32: the pipe an instruction issued to
   // `pipe` may pair with in one cycle (FP32 with integer or FP16 on the
   // ALU pipe, and back), or -1.
