@@ -32,7 +32,7 @@
 #include "emu/device/command_buffer.h"
 #include "emu/device/compute_command_encoder.h"
 #include "emu/device/device.h"
-#include "emu/timing/timing_report.h"
+#include "traces/timing_report.h"
 #include "traces/timing_report_format.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli/triton_args.h"
-#include "emu/timing/timing_report.h"
+#include "traces/timing_report.h"
 
 namespace mtlemu::cli {
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "emu/timing/timing_report.h"
+#include "traces/timing_report.h"
 
 namespace mtlemu::traces {
 

@@ -13,7 +13,7 @@
 #include "emu/device/compute_pipeline_state.h"
 #include "emu/device/types.h"
 #include "emu/dispatch/dispatch.h"
-#include "emu/timing/timing_report.h"
+#include "traces/timing_report.h"
 #include "traces/timeline.h"
 
 namespace mtlemu {

@@ -32,7 +32,7 @@
 
 #include "emu/chips/chip_timing.h"
 #include "emu/dispatch/dispatch.h"
-#include "emu/timing/timing_report.h"
+#include "traces/timing_report.h"
 #include "isa/module.h"
 #include "traces/timeline.h"
 

@@ -11,7 +11,7 @@
 
 #include "emu/chips/chip_timing.h"
 #include "emu/timing/core_stats.h"
-#include "emu/timing/timing_report.h"
+#include "traces/timing_report.h"
 
 namespace mtlemu::emu {
 

@@ -19,7 +19,7 @@
 #include "compiler/air/register_allocation.h"
 #include "compiler/air/target_info.h"
 #include "compiler/msl_compiler.h"
-#include "emu/timing/timing_report.h"
+#include "traces/timing_report.h"
 #include "isa/assembler.h"
 #include "isa/printer.h"
 #include "tests/support/kernel_harness.h"

@@ -26,7 +26,7 @@
 
 #include "emu/chips/chip_timing.h"
 #include "emu/timing/occupancy.h"
-#include "emu/timing/timing_report.h"
+#include "traces/timing_report.h"
 #include "tests/support/kernel_harness.h"
 #include "tests/support/test_kernels.h"
 #include "tests/traces/strict_json.h"
