@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "compiler/air/ir_legality.h"
 #include "compiler/air/lower_kernel.h"
 #include "compiler/air/pipeline.h"
 #include "isa/verifier.h"

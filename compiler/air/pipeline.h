@@ -25,9 +25,10 @@
 //   7. a module that passes llvm::verifyModule.
 //
 // What is left that the back end should refuse (a call to an undefined
-// function, a dynamic alloca, ...) is listed by UnexpectedConstructs; the
-// back end reports those with the kernel's name. Private arrays indexed by
-// a runtime value stay as allocas: they go to thread memory.
+// function, a dynamic alloca, ...) is listed by UnexpectedConstructs
+// (ir_legality.h); the back end reports those with the kernel's name.
+// Private arrays indexed by a runtime value stay as allocas: they go to
+// thread memory.
 #pragma once
 
 #include <string>
@@ -50,17 +51,5 @@ namespace mtlemu::air {
 Status PrepareModule(llvm::Module& module,
                      const std::vector<std::string>& kernel_ir_names,
                      std::string* error = nullptr);
-
-// What a prepared module still holds that the back end does not expect, one
-// line per finding: "FUNCTION: WHAT: INSTRUCTION" (or "@GLOBAL: WHAT"):
-// allocas of dynamic size or outside the entry block, calls to functions
-// that are neither intrinsics nor air.* builtins, indirect calls, invoke and
-// other exception or indirect-branch instructions, switch, memory
-// intrinsics and the intrinsics step 2 strips, generic (addrspace 4)
-// pointers, vectors of more than 4 elements, integers wider than 64 bits,
-// double and other unsupported floating-point types, and global variables
-// outside the constant and threadgroup address spaces. Empty when the
-// module is fine.
-std::vector<std::string> UnexpectedConstructs(const llvm::Module& module);
 
 }  // namespace mtlemu::air

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "compiler/air/address_spaces.h"
+#include "compiler/air/ir_legality.h"
 #include "compiler/air/pipeline.h"
 #include "compiler/msl/frontend.h"
 #include "tests/support/test_kernels.h"
