@@ -1,10 +1,10 @@
 // Register allocation in rounds. Each round computes per-lane liveness on
-// the ISA's control flow, coalesces copies (Chaitin's test), and runs linear
-// scan with spilling on live intervals (the hull of the points where a
-// register is live) onto r0..r255: Poletto and Sarkar, "Linear Scan
-// Register Allocation" (TOPLAS 1999). Where no register (no run of
-// consecutive ones, for a pair or block) is free for the interval that
-// starts, the cheaper side gives up its place: the new interval, or the
+// the ISA's control flow (bit vectors over basic blocks), coalesces copies
+// (Chaitin's test), and runs linear scan with spilling on live intervals (the
+// hull of the points where a register is live) onto r0..r255: Poletto and
+// Sarkar, "Linear Scan Register Allocation" (TOPLAS 1999). Where no register
+// (no run of consecutive ones, for a pair or block) is free for the interval
+// that starts, the cheaper side gives up its place: the new interval, or the
 // intervals holding one run, by spill weight. A value's weight is its
 // references, each counted 10^(loops around it) times, per instruction of
 // its interval: the lowest use density goes first, as with Chaitin's spill
@@ -18,6 +18,8 @@
 // rounds settle it. A kernel that fits takes one round and gets no spill
 // code.
 #include "compiler/air/register_allocation.h"
+
+#include <llvm/ADT/BitVector.h>
 
 #include <algorithm>
 #include <array>
@@ -72,48 +74,139 @@ VirtualRegisters Collect(const isa::Kernel& kernel,
   return v;
 }
 
-// Backward dataflow: live-in per instruction, as sorted vectors of vregs.
-// Writing a part of a block leaves the rest of it live, except in spill
-// code, whose registers are written (in parts, when wider than one access)
-// right before they are read.
-std::vector<std::vector<uint32_t>> LiveIn(const isa::Kernel& kernel,
-                                          const VirtualRegisters& v,
-                                          const std::vector<bool>& spill_code) {
+// Per-lane liveness, as bit vectors over virtual register numbers: a
+// backward dataflow over the code's basic blocks (live-in = uses ∪
+// (live-out − defs)), then one walk back through each block. Writing a part
+// of a block leaves the rest of it live, except in spill code, whose
+// registers are written (in parts, when wider than one access) right before
+// they are read.
+struct Liveness {
+  // Per register: the instructions after which it is live, ascending.
+  std::vector<std::vector<uint32_t>> out_at;
+  // Per register: the first and last instruction where it is live on entry
+  // (kNone when it never is).
+  std::vector<uint32_t> first_in, last_in;
+};
+
+Liveness ComputeLiveness(const isa::Kernel& kernel, const VirtualRegisters& v,
+                         const std::vector<bool>& spill_code) {
   const uint32_t n = static_cast<uint32_t>(kernel.code.size());
-  std::vector<std::vector<uint32_t>> live_in(n);
+  const unsigned count = v.count;
+  // What each instruction writes whole (ending an earlier life) and reads.
+  std::vector<std::vector<uint32_t>> kills(n), uses(n);
+  for (uint32_t pc = 0; pc < n; ++pc) {
+    for (const RegisterUse& r : v.at[pc]) {
+      if (!r.def) {
+        uses[pc].push_back(r.reg);
+      } else if ((r.offset == 0 && r.span >= v.width[r.reg]) ||
+                 (r.reg < spill_code.size() && spill_code[r.reg])) {
+        kills[pc].push_back(r.reg);
+      }
+    }
+  }
+  // Basic blocks: a block ends at a branch, exit or trap, and before a
+  // branch target.
+  std::vector<bool> leader(n + 1, false);
+  leader[0] = true;
+  for (uint32_t pc = 0; pc < n; ++pc) {
+    const isa::Successors next = isa::SuccessorsOf(kernel, pc);
+    if (next.count == 1 && next.pcs[0] == pc + 1) continue;
+    leader[pc + 1] = true;
+    for (uint32_t s : next) {
+      if (s < n) leader[s] = true;
+    }
+  }
+  std::vector<uint32_t> start;  // block b is [start[b], start[b + 1])
+  std::vector<uint32_t> block_of(n);
+  for (uint32_t pc = 0; pc < n; ++pc) {
+    if (leader[pc]) start.push_back(pc);
+    block_of[pc] = static_cast<uint32_t>(start.size() - 1);
+  }
+  const uint32_t blocks = static_cast<uint32_t>(start.size());
+  start.push_back(n);
+  std::vector<std::vector<uint32_t>> successors(blocks);
+  std::vector<llvm::BitVector> gen(blocks, llvm::BitVector(count));
+  std::vector<llvm::BitVector> kill(blocks, llvm::BitVector(count));
+  for (uint32_t b = 0; b < blocks; ++b) {
+    for (uint32_t s : isa::SuccessorsOf(kernel, start[b + 1] - 1)) {
+      if (s < n) successors[b].push_back(block_of[s]);
+    }
+    for (uint32_t pc = start[b + 1]; pc-- > start[b];) {
+      for (uint32_t r : kills[pc]) {
+        gen[b].reset(r);
+        kill[b].set(r);
+      }
+      for (uint32_t r : uses[pc]) gen[b].set(r);
+    }
+  }
+
+  std::vector<llvm::BitVector> live_in(blocks, llvm::BitVector(count));
+  std::vector<llvm::BitVector> live_out(blocks, llvm::BitVector(count));
+  llvm::BitVector in(count);
   bool changed = true;
   while (changed) {
     changed = false;
-    for (uint32_t pc = n; pc-- > 0;) {
-      std::vector<uint32_t> live;
-      for (uint32_t s : isa::SuccessorsOf(kernel, pc)) {
-        if (s >= n) continue;
-        std::vector<uint32_t> merged;
-        std::set_union(live.begin(), live.end(), live_in[s].begin(),
-                       live_in[s].end(), std::back_inserter(merged));
-        live.swap(merged);
-      }
-      // live_in = uses ∪ (live_out − defs).
-      for (const RegisterUse& r : v.at[pc]) {
-        if (r.def && ((r.offset == 0 && r.span >= v.width[r.reg]) ||
-                      (r.reg < spill_code.size() && spill_code[r.reg]))) {
-          auto it = std::lower_bound(live.begin(), live.end(), r.reg);
-          if (it != live.end() && *it == r.reg) live.erase(it);
-        }
-      }
-      for (const RegisterUse& r : v.at[pc]) {
-        if (!r.def) {
-          auto it = std::lower_bound(live.begin(), live.end(), r.reg);
-          if (it == live.end() || *it != r.reg) live.insert(it, r.reg);
-        }
-      }
-      if (live != live_in[pc]) {
-        live_in[pc] = std::move(live);
+    for (uint32_t b = blocks; b-- > 0;) {
+      live_out[b].reset();
+      for (uint32_t s : successors[b]) live_out[b] |= live_in[s];
+      in = live_out[b];
+      in.reset(kill[b]);
+      in |= gen[b];
+      if (in != live_in[b]) {
+        std::swap(in, live_in[b]);
         changed = true;
       }
     }
   }
-  return live_in;
+
+  // Back through each block, the last block first. A register is live
+  // after a run of instructions that ends (going back) where it is written
+  // whole, or at the block's start; only those ends and the reads are
+  // visited, not every live register at every instruction.
+  Liveness l;
+  l.out_at.resize(count);
+  l.first_in.assign(count, kNone);
+  l.last_in.assign(count, kNone);
+  auto live_on_entry = [&](uint32_t r, uint32_t pc) {
+    if (l.first_in[r] == kNone || pc < l.first_in[r]) l.first_in[r] = pc;
+    if (l.last_in[r] == kNone || pc > l.last_in[r]) l.last_in[r] = pc;
+  };
+  // While a register is live: one past the last instruction of its run.
+  std::vector<uint32_t> run_end(count);
+  // `r` is live after [from, run_end[r]) and, but where it is written at
+  // `from` (`written`), on entry to each of them.
+  auto end_run = [&](uint32_t r, uint32_t from, bool written) {
+    const uint32_t end = run_end[r];
+    for (uint32_t pc = end; pc-- > from;) l.out_at[r].push_back(pc);
+    const uint32_t first_in = written ? from + 1 : from;
+    if (first_in < end) {
+      live_on_entry(r, first_in);
+      live_on_entry(r, end - 1);
+    }
+  };
+  llvm::BitVector live(count);
+  for (uint32_t b = blocks; b-- > 0;) {
+    live = live_out[b];
+    for (unsigned r : live.set_bits()) run_end[r] = start[b + 1];
+    for (uint32_t pc = start[b + 1]; pc-- > start[b];) {
+      for (uint32_t r : kills[pc]) {
+        if (!live.test(r)) continue;
+        end_run(r, pc, true);
+        live.reset(r);
+      }
+      for (uint32_t r : uses[pc]) {
+        live_on_entry(r, pc);
+        if (live.test(r)) continue;
+        live.set(r);
+        run_end[r] = pc;
+      }
+    }
+    for (unsigned r : live.set_bits()) end_run(r, start[b], false);
+  }
+  for (std::vector<uint32_t>& pcs : l.out_at) {
+    std::reverse(pcs.begin(), pcs.end());
+  }
+  return l;
 }
 
 // Copy coalescing (Chaitin's test): a full-width mov between two registers
@@ -121,10 +214,10 @@ std::vector<std::vector<uint32_t>> LiveIn(const isa::Kernel& kernel,
 // the mov itself excepted (there both hold the same value). The mov then
 // copies a register to itself and is dropped after allocation. Loop phis'
 // copies go away, also when the loop's last value is used after the loop.
-// Returns each register's representative; `v` and `live_in` are rewritten
-// to representatives.
+// Returns each register's representative; `v` is rewritten to
+// representatives. Takes `out_at` (Liveness) and leaves it merged.
 std::vector<uint32_t> Coalesce(const isa::Kernel& kernel, VirtualRegisters& v,
-                               std::vector<std::vector<uint32_t>>& live_in,
+                               std::vector<std::vector<uint32_t>>& out_at,
                                const std::vector<bool>& spill_code) {
   const uint32_t n = static_cast<uint32_t>(kernel.code.size());
   std::vector<uint32_t> rep(v.count);
@@ -136,15 +229,8 @@ std::vector<uint32_t> Coalesce(const isa::Kernel& kernel, VirtualRegisters& v,
   auto is_spill_code = [&](uint32_t r) {
     return r < spill_code.size() && spill_code[r];
   };
-  std::vector<std::vector<uint32_t>> out_at(v.count), defs_at(v.count);
+  std::vector<std::vector<uint32_t>> defs_at(v.count);
   for (uint32_t pc = 0; pc < n; ++pc) {
-    std::vector<uint32_t> out;
-    for (uint32_t s : isa::SuccessorsOf(kernel, pc)) {
-      if (s < n) out.insert(out.end(), live_in[s].begin(), live_in[s].end());
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    for (uint32_t r : out) out_at[r].push_back(pc);
     for (const RegisterUse& r : v.at[pc]) {
       if (r.def && (defs_at[r.reg].empty() || defs_at[r.reg].back() != pc)) {
         defs_at[r.reg].push_back(pc);
@@ -193,11 +279,6 @@ std::vector<uint32_t> Coalesce(const isa::Kernel& kernel, VirtualRegisters& v,
   for (auto& list : v.at) {
     for (RegisterUse& r : list) r.reg = rep[r.reg];
   }
-  for (auto& live : live_in) {
-    for (uint32_t& r : live) r = rep[r];
-    std::sort(live.begin(), live.end());
-    live.erase(std::unique(live.begin(), live.end()), live.end());
-  }
   return rep;
 }
 
@@ -211,11 +292,13 @@ struct Interval {
 };
 
 // Each register's interval: the hull of every point where it is live or
-// referenced, with its spill weight.
-std::vector<Interval> Intervals(
-    const isa::Kernel& kernel, const VirtualRegisters& v,
-    const std::vector<std::vector<uint32_t>>& live_in,
-    const std::vector<bool>& spill_code) {
+// referenced, with its spill weight. `v` holds representatives (Coalesce);
+// `liveness` is of the registers before coalescing, `rep` maps them.
+std::vector<Interval> Intervals(const isa::Kernel& kernel,
+                                const VirtualRegisters& v,
+                                const Liveness& liveness,
+                                const std::vector<uint32_t>& rep,
+                                const std::vector<bool>& spill_code) {
   const uint32_t n = static_cast<uint32_t>(kernel.code.size());
   // Loop depth: how many back edges' spans (the code is laid out so that
   // every other edge goes forward) hold each instruction.
@@ -234,8 +317,12 @@ std::vector<Interval> Intervals(
     intervals[r].start = std::min(intervals[r].start, pc);
     intervals[r].end = std::max(intervals[r].end, pc);
   };
+  for (uint32_t r = 0; r < v.count; ++r) {
+    if (liveness.first_in[r] == kNone) continue;
+    touch(rep[r], liveness.first_in[r]);
+    touch(rep[r], liveness.last_in[r]);
+  }
   for (uint32_t pc = 0; pc < n; ++pc) {
-    for (uint32_t r : live_in[pc]) touch(r, pc);
     const double frequency = std::pow(10.0, std::min(depth[pc], kMaxDepth));
     for (const RegisterUse& r : v.at[pc]) {
       touch(r.reg, pc);
@@ -417,10 +504,11 @@ Status AllocateRegisters(isa::Kernel& kernel, RegisterParts& parts,
   std::vector<bool> spill_code;  // per vreg: made by SpillToThreadMemory
   for (int round = 1;; ++round) {
     VirtualRegisters v = Collect(kernel, parts);
-    std::vector<std::vector<uint32_t>> live_in = LiveIn(kernel, v, spill_code);
-    const std::vector<uint32_t> rep = Coalesce(kernel, v, live_in, spill_code);
+    Liveness liveness = ComputeLiveness(kernel, v, spill_code);
+    const std::vector<uint32_t> rep =
+        Coalesce(kernel, v, liveness.out_at, spill_code);
     Result<Assignment> scan =
-        LinearScan(Intervals(kernel, v, live_in, spill_code), v.width);
+        LinearScan(Intervals(kernel, v, liveness, rep, spill_code), v.width);
     if (!scan.ok()) {
       return Error{"unsupported: kernel '" + kernel.name + "' " +
                    scan.error().message};
