@@ -82,6 +82,7 @@ Result<isa::Kernel> Lowering::Run() {
     }
   }
   // Each pass's output is verified, so that a broken pass is named.
+  verify_files_.files = *files_;
   if (Status s = Verified(kernel_, "instruction selection"); !s.ok()) {
     return s.error();
   }
@@ -125,10 +126,8 @@ Result<isa::Kernel> Lowering::Run() {
 
 Status Lowering::Verified(const isa::Kernel& kernel, std::string_view pass,
                           bool virtual_registers) const {
-  isa::Module module;
-  module.files = *files_;
   const isa::Diagnostics d = isa::VerifyKernel(
-      module, kernel,
+      verify_files_, kernel,
       {.after_pass = pass, .virtual_registers = virtual_registers});
   if (d.empty()) return {};
   return Error{"internal compiler error: " + isa::FormatDiagnostics(d)};

@@ -77,7 +77,7 @@ class Lowering {
   Result<isa::Kernel> Run();
   // `kernel` as the pass named `pass` left it verified (with virtual
   // registers before allocation), else an internal compiler error naming
-  // the pass.
+  // the pass. After instruction selection (Run sets verify_files_).
   Status Verified(const isa::Kernel& kernel, std::string_view pass,
                   bool virtual_registers = true) const;
 
@@ -348,6 +348,9 @@ class Lowering {
   std::string error_;
   std::string main_file_;
   std::vector<std::string>* files_ = nullptr;
+  // The source files once selection has named them all, for the verifier's
+  // messages after each pass (a copy made once, not once per pass).
+  isa::Module verify_files_;
   isa::SourceLocation location_;
   uint32_t next_vreg_ = 0;
   llvm::DenseMap<const llvm::Value*, uint32_t> vregs_;
