@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "isa/instruction.h"
+#include "isa/names.h"
 #include "isa/numeric.h"
 #include "isa/opcode.h"
+#include "isa/shape.h"
 #include "isa/special_register.h"
-#include "isa/verifier.h"
 
 namespace mtlemu::isa {
 namespace {
@@ -29,13 +30,6 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHexDigit(char c) {
   return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
-bool IsAlpha(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-bool IsNameStart(char c) {
-  return IsAlpha(c) || c == '_' || c == '.' || c == '$';
-}
-bool IsNameChar(char c) { return IsNameStart(c) || IsDigit(c); }
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
@@ -231,62 +225,8 @@ std::optional<uint64_t> FloatSpecialBits(ScalarType type, bool neg, bool nan) {
   }
 }
 
-// --- operand signatures ------------------------------------------------------
-
-std::string_view OperandSignature(OpShape shape) {
-  switch (shape) {
-    case OpShape::kNullary:
-    case OpShape::kBarrier:
-      return "";
-    case OpShape::kNullaryValue:
-      return "d";
-    case OpShape::kUnary:
-    case OpShape::kTest:
-    case OpShape::kConvert:
-      return "d, a";
-    case OpShape::kBinary:
-    case OpShape::kBinaryInt:
-    case OpShape::kCompare:
-      return "d, a, b";
-    case OpShape::kTernary:
-      return "d, a, b, c";
-    case OpShape::kSelect:
-      return "d, c, a, b";
-    case OpShape::kLoad:
-    case OpShape::kAtomicLoad:
-      return "d, [mem]";
-    case OpShape::kStore:
-    case OpShape::kAtomicStore:
-      return "[mem], s";
-    case OpShape::kAtomic:
-      return "d, [mem], v";
-    case OpShape::kAtomicCas:
-      return "d, [mem], expected, desired";
-    case OpShape::kBranch:
-      return "target";
-    case OpShape::kCondBranch:
-      return "c, target, reconvergence";
-    case OpShape::kVote:
-      return "d, c";
-    case OpShape::kMatrixLoad:
-      return "d, [mem], stride";
-    case OpShape::kMatrixStore:
-      return "[mem], s, stride";
-  }
-  return "";
-}
-
 // --- modifiers
 // ----------------------------------------------------------------
-
-enum ModifierSlot {
-  kSlotSpace,
-  kSlotVector,
-  kSlotType,
-  kSlotType2,
-  kSlotTranspose,
-  kSlotMemFlag
-};
 
 std::optional<AddressSpace> AddressSpaceFromName(std::string_view name) {
   if (name == "device") return AddressSpace::kDevice;
@@ -307,20 +247,21 @@ std::vector<std::string_view> AllModifierNames() {
   return out;
 }
 
-std::string_view SlotName(int slot) {
+std::string_view SlotName(Modifier slot) {
   switch (slot) {
-    case kSlotSpace:
+    case Modifier::kSpace:
       return "address space";
-    case kSlotVector:
+    case Modifier::kVector:
       return "vector count";
-    case kSlotType:
-    case kSlotType2:
+    case Modifier::kType:
+    case Modifier::kType2:
       return "type";
-    case kSlotTranspose:
+    case Modifier::kTranspose:
       return "transpose";
-    default:
+    case Modifier::kMemFlags:
       return "memory flags";
   }
+  return "?";
 }
 
 // --- operands as written
@@ -936,7 +877,8 @@ bool Assembler::ParseModifiers(Instruction& inst, std::string_view token,
   const std::string_view mnemonic = inst.info().mnemonic;
   bool has_space = false, has_type = false, has_type2 = false;
   bool has_vector = false, has_mem_none = false;
-  int last_slot = -1;
+  // The modifier before this one, to check the order (none yet).
+  std::optional<Modifier> last_slot;
   size_t pos = mnemonic.size();
   while (pos < token.size()) {
     // token[pos] == '.'
@@ -948,7 +890,7 @@ bool Assembler::ParseModifiers(Instruction& inst, std::string_view token,
     if (mod.empty()) {
       return Error(mod_column - 1, "empty modifier in " + Quote(token));
     }
-    int slot;
+    Modifier slot;
     std::optional<AddressSpace> space = AddressSpaceFromName(mod);
     std::optional<ScalarType> type = ScalarTypeFromIsaSuffix(mod);
     int flag_bit = -1;
@@ -956,44 +898,22 @@ bool Assembler::ParseModifiers(Instruction& inst, std::string_view token,
       if (mod == MemFlagName(i)) flag_bit = i;
     }
     if (space) {
-      slot = kSlotSpace;
+      slot = Modifier::kSpace;
     } else if (mod == "v2" || mod == "v3" || mod == "v4") {
-      slot = kSlotVector;
+      slot = Modifier::kVector;
     } else if (type) {
-      slot = has_type ? kSlotType2 : kSlotType;
+      slot = has_type ? Modifier::kType2 : Modifier::kType;
     } else if (mod == "transpose") {
-      slot = kSlotTranspose;
+      slot = Modifier::kTranspose;
     } else if (flag_bit >= 0 || mod == "mem_none") {
-      slot = kSlotMemFlag;
+      slot = Modifier::kMemFlags;
     } else {
       return Error(mod_column, "unknown modifier " + Quote(mod) + " on '" +
                                    std::string(mnemonic) + "'" +
                                    DidYouMean(mod, AllModifierNames()));
     }
-    bool allowed;
-    switch (slot) {
-      case kSlotSpace:
-        allowed = ShapeHasSpace(shape);
-        break;
-      case kSlotVector:
-        allowed = shape == OpShape::kLoad || shape == OpShape::kStore;
-        break;
-      case kSlotType:
-        allowed = ShapeHasType(shape);
-        break;
-      case kSlotType2:
-        allowed = shape == OpShape::kConvert;
-        break;
-      case kSlotTranspose:
-        allowed =
-            shape == OpShape::kMatrixLoad || shape == OpShape::kMatrixStore;
-        break;
-      default:
-        allowed = shape == OpShape::kBarrier;
-        break;
-    }
-    if (!allowed) {
-      if (slot == kSlotType2) {
+    if (!ShapeHasModifier(shape, slot)) {
+      if (slot == Modifier::kType2) {
         return Error(mod_column, "'" + std::string(mnemonic) +
                                      "' takes one type, got a second type " +
                                      Quote(mod));
@@ -1002,38 +922,39 @@ bool Assembler::ParseModifiers(Instruction& inst, std::string_view token,
                                    " is not allowed on '" +
                                    std::string(mnemonic) + "'");
     }
-    if (slot < last_slot) {
-      return Error(mod_column,
-                   "modifier " + Quote(mod) + " out of order in " +
-                       Quote(token) + ": the " + std::string(SlotName(slot)) +
-                       " comes before the " + std::string(SlotName(last_slot)));
+    if (last_slot && slot < *last_slot) {
+      return Error(mod_column, "modifier " + Quote(mod) + " out of order in " +
+                                   Quote(token) + ": the " +
+                                   std::string(SlotName(slot)) +
+                                   " comes before the " +
+                                   std::string(SlotName(*last_slot)));
     }
-    if (slot == last_slot && slot != kSlotMemFlag) {
+    if (slot == last_slot && slot != Modifier::kMemFlags) {
       return Error(mod_column, "duplicate " + std::string(SlotName(slot)) +
                                    " modifier " + Quote(mod));
     }
     last_slot = slot;
     switch (slot) {
-      case kSlotSpace:
+      case Modifier::kSpace:
         inst.space = *space;
         has_space = true;
         break;
-      case kSlotVector:
+      case Modifier::kVector:
         inst.vector = static_cast<uint8_t>(mod[1] - '0');
         has_vector = true;
         break;
-      case kSlotType:
+      case Modifier::kType:
         inst.type = *type;
         has_type = true;
         break;
-      case kSlotType2:
+      case Modifier::kType2:
         inst.type2 = *type;
         has_type2 = true;
         break;
-      case kSlotTranspose:
+      case Modifier::kTranspose:
         inst.transpose = true;
         break;
-      default:
+      case Modifier::kMemFlags:
         if (flag_bit < 0) {
           if (has_mem_none || inst.mem_flags != 0) {
             return Error(mod_column,
@@ -1061,12 +982,13 @@ bool Assembler::ParseModifiers(Instruction& inst, std::string_view token,
                              ".thread (e.g. " +
                              std::string(mnemonic) + ".device.f32)");
   }
+  const bool takes_type2 = ShapeHasModifier(shape, Modifier::kType2);
   if (ShapeHasType(shape) && !has_type) {
     return Error(column, "missing type: '" + std::string(mnemonic) +
                              "' takes a type suffix such as ." +
-                             (shape == OpShape::kConvert ? "f32.i32" : "f32"));
+                             (takes_type2 ? "f32.i32" : "f32"));
   }
-  if (shape == OpShape::kConvert && !has_type2) {
+  if (takes_type2 && !has_type2) {
     return Error(column, "missing source type: '" + std::string(mnemonic) +
                              "' takes two types, destination then source "
                              "(e.g. " +
@@ -1500,16 +1422,6 @@ void Assembler::CloseKernel() {
 }
 
 }  // namespace
-
-bool IsValidName(std::string_view name) {
-  if (name.empty() || !IsNameStart(name[0])) return false;
-  return std::all_of(name.begin(), name.end(), IsNameChar);
-}
-
-bool IsValidLabelName(std::string_view name) {
-  return IsValidName(name) && RegisterNumber(name, 'r') < 0 &&
-         RegisterNumber(name, 'u') < 0 && name != "inf" && name != "nan";
-}
 
 std::optional<uint64_t> ParseImmediate(std::string_view text, ScalarType type,
                                        std::string* error) {

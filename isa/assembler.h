@@ -46,11 +46,4 @@ AssembleResult Assemble(std::string_view text, std::string_view file_name);
 std::optional<uint64_t> ParseImmediate(std::string_view text, ScalarType type,
                                        std::string* error = nullptr);
 
-// `[A-Za-z_.$][A-Za-z0-9_.$]*`: names of kernels, arguments and labels.
-bool IsValidName(std::string_view name);
-
-// A valid name that does not read as an operand of another kind: not a
-// register or uniform (`r12`, `u3`) and not `inf` or `nan`.
-bool IsValidLabelName(std::string_view name);
-
 }  // namespace mtlemu::isa

@@ -6,23 +6,12 @@
 #include <cstdint>
 #include <string_view>
 
+#include "isa/address_space.h"
 #include "isa/opcode.h"
 #include "isa/scalar_type.h"
 #include "isa/special_register.h"
 
 namespace mtlemu::isa {
-
-// Metal's address spaces. Device and constant pointers are 64-bit GPU
-// virtual addresses; threadgroup and thread addresses are 32-bit offsets.
-enum class AddressSpace : uint8_t {
-  kNone,
-  kDevice,
-  kConstant,
-  kThreadgroup,
-  kThread
-};
-std::string_view AddressSpaceName(AddressSpace space);
-bool IsWideAddressSpace(AddressSpace space);  // 64-bit addresses
 
 // Metal's mem_flags for barriers, as bits.
 enum MemFlags : uint8_t {
@@ -122,8 +111,6 @@ struct SourceLocation {
   bool operator==(const SourceLocation&) const = default;
 };
 
-inline constexpr int kMaxOperands = 4;
-
 struct Instruction {
   Opcode op = Opcode::kExit;
   ScalarType type = ScalarType::kUInt;   // the instruction's type (.T)
@@ -141,11 +128,9 @@ struct Instruction {
   int NumOperands() const;
 };
 
-// How many operands a shape takes in text order.
-int OperandCount(OpShape shape);
-
 // The type a given operand position holds (for immediates and register
-// widths). For memory and label operands the result is meaningless.
+// widths; shapes.def says which). For memory and label operands the result
+// is meaningless.
 ScalarType OperandType(const Instruction& inst, int position);
 
 // How many consecutive 32-bit registers the operand at `position` spans:

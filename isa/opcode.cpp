@@ -30,51 +30,6 @@ std::optional<Opcode> OpcodeFromMnemonic(std::string_view mnemonic) {
   return std::nullopt;
 }
 
-bool ShapeHasType(OpShape shape) {
-  switch (shape) {
-    case OpShape::kNullary:
-    case OpShape::kNullaryValue:
-    case OpShape::kBranch:
-    case OpShape::kCondBranch:
-    case OpShape::kBarrier:
-    case OpShape::kVote:
-      return false;
-    default:
-      return true;
-  }
-}
-
-bool ShapeHasSpace(OpShape shape) {
-  switch (shape) {
-    case OpShape::kLoad:
-    case OpShape::kStore:
-    case OpShape::kAtomicLoad:
-    case OpShape::kAtomicStore:
-    case OpShape::kAtomic:
-    case OpShape::kAtomicCas:
-    case OpShape::kMatrixLoad:
-    case OpShape::kMatrixStore:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool ShapeHasDestination(OpShape shape) {
-  switch (shape) {
-    case OpShape::kNullary:
-    case OpShape::kStore:
-    case OpShape::kAtomicStore:
-    case OpShape::kBranch:
-    case OpShape::kCondBranch:
-    case OpShape::kBarrier:
-    case OpShape::kMatrixStore:
-      return false;
-    default:
-      return true;
-  }
-}
-
 bool IsTerminator(Opcode op) {
   const Control c = GetOpInfo(op).control;
   return c == Control::kJump || c == Control::kExit || c == Control::kTrap;

@@ -1,4 +1,5 @@
-// Opcodes and the facts about them, all derived from opcodes.def.
+// Opcodes and the facts about them, all derived from opcodes.def (their
+// shapes from shapes.def, see shape.h).
 #pragma once
 
 #include <cstdint>
@@ -6,6 +7,7 @@
 #include <string_view>
 
 #include "isa/scalar_type.h"
+#include "isa/shape.h"
 
 namespace mtlemu::isa {
 
@@ -24,34 +26,6 @@ inline constexpr int kNumOpcodes = 0
 #include "isa/opcodes.def"
 #undef OP
     ;
-
-// Operand signature and modifiers of an instruction. In the text form the
-// modifiers follow the mnemonic, separated by dots, in the order listed.
-enum class OpShape : uint8_t {
-  kNullary,       // exit
-  kNullaryValue,  // op d                      (d: 32-bit result, no type)
-  kUnary,         // op.T d, a
-  kBinary,        // op.T d, a, b
-  kBinaryInt,     // op.T d, a, b              (b: 32-bit integer: lane, delta,
-                  //                            exponent)
-  kTernary,       // op.T d, a, b, c
-  kCompare,       // op.T d, a, b              (d: 0 or 1)
-  kTest,          // op.T d, a                 (d: 0 or 1)
-  kSelect,        // select.T d, c, a, b       (c: nonzero picks a)
-  kConvert,       // op.D.S d, a
-  kLoad,          // ld.SPACE[.vN].T d, [mem]
-  kStore,         // st.SPACE[.vN].T [mem], s
-  kAtomicLoad,    // op.SPACE.T d, [mem]
-  kAtomicStore,   // op.SPACE.T [mem], s
-  kAtomic,        // op.SPACE.T d, [mem], v    (d: the old value)
-  kAtomicCas,     // op.SPACE.T d, [mem], expected, desired
-  kBranch,        // br label
-  kCondBranch,    // bnz c, target, reconvergence
-  kBarrier,       // op[.mem_FLAG...]
-  kVote,          // op d, c
-  kMatrixLoad,    // op.SPACE.T[.transpose] d, [mem], stride
-  kMatrixStore,   // op.SPACE.T[.transpose] [mem], s, stride
-};
 
 // Execution unit classes; the timing model costs instructions by these.
 enum class ExecUnit : uint8_t {
@@ -117,10 +91,6 @@ const OpInfo& GetOpInfo(Opcode op);
 inline std::string_view Mnemonic(Opcode op) { return GetOpInfo(op).mnemonic; }
 std::optional<Opcode> OpcodeFromMnemonic(std::string_view mnemonic);
 
-// Facts derived from the shape.
-bool ShapeHasType(OpShape shape);   // takes a .T suffix
-bool ShapeHasSpace(OpShape shape);  // takes a .SPACE suffix
-bool ShapeHasDestination(OpShape shape);
 bool IsTerminator(Opcode op);  // ends a path: br, exit, trap
 bool IsBranch(Opcode op);      // br, bnz, bz
 bool AccessesMemory(Opcode op);

@@ -12,6 +12,7 @@
 #include "isa/assembler.h"
 #include "isa/numeric.h"
 #include "isa/opcode.h"
+#include "isa/shape.h"
 #include "isa/special_register.h"
 
 namespace mtlemu::isa {
@@ -289,8 +290,7 @@ std::string PrintInstruction(const Instruction& inst,
     out += ".";
     out += AddressSpaceName(inst.space);
   }
-  if ((shape == OpShape::kLoad || shape == OpShape::kStore) &&
-      inst.vector != 1) {
+  if (ShapeHasModifier(shape, Modifier::kVector) && inst.vector != 1) {
     out += ".v" + std::to_string(inst.vector);
   }
   auto suffix = [](ScalarType t) {
@@ -299,12 +299,13 @@ std::string PrintInstruction(const Instruction& inst,
                : "<invalid type " + std::to_string(static_cast<int>(t)) + ">";
   };
   if (ShapeHasType(shape)) out += "." + suffix(inst.type);
-  if (shape == OpShape::kConvert) out += "." + suffix(inst.type2);
-  if ((shape == OpShape::kMatrixLoad || shape == OpShape::kMatrixStore) &&
-      inst.transpose) {
+  if (ShapeHasModifier(shape, Modifier::kType2)) {
+    out += "." + suffix(inst.type2);
+  }
+  if (ShapeHasModifier(shape, Modifier::kTranspose) && inst.transpose) {
     out += ".transpose";
   }
-  if (shape == OpShape::kBarrier) {
+  if (ShapeHasModifier(shape, Modifier::kMemFlags)) {
     if (inst.mem_flags == 0) out += ".mem_none";
     for (int bit = 0; bit < 8; ++bit) {
       if (!(inst.mem_flags & (1u << bit))) continue;

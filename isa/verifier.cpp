@@ -6,8 +6,9 @@
 #include <string>
 #include <utility>
 
-#include "isa/assembler.h"
+#include "isa/names.h"
 #include "isa/printer.h"
+#include "isa/shape.h"
 #include "isa/special_register.h"
 
 namespace mtlemu::isa {
@@ -419,7 +420,8 @@ void KernelVerifier::CheckInstruction(size_t index) {
     InstError(index, mnemonic + " takes no type, but its type is " +
                          std::string(IsaSuffix(inst.type)));
   }
-  if (shape != OpShape::kConvert && inst.type2 != ScalarType::kUInt) {
+  if (!ShapeHasModifier(shape, Modifier::kType2) &&
+      inst.type2 != ScalarType::kUInt) {
     InstError(index, "only cvt takes a second type");
   }
   if (!ValidSpace(inst.space)) {
@@ -438,7 +440,7 @@ void KernelVerifier::CheckInstruction(size_t index) {
   } else if (inst.space != AddressSpace::kNone) {
     InstError(index, mnemonic + " takes no address space");
   }
-  if (shape == OpShape::kLoad || shape == OpShape::kStore) {
+  if (ShapeHasModifier(shape, Modifier::kVector)) {
     if (inst.vector < 1 || inst.vector > 4) {
       InstError(index, "vector count must be 1..4, got " +
                            std::to_string(inst.vector));
@@ -446,15 +448,14 @@ void KernelVerifier::CheckInstruction(size_t index) {
   } else if (inst.vector != 1) {
     InstError(index, "vector count is only for ld and st");
   }
-  if (shape == OpShape::kBarrier) {
+  if (ShapeHasModifier(shape, Modifier::kMemFlags)) {
     if (inst.mem_flags >= (1u << kNumMemFlags)) {
       InstError(index, "invalid barrier flags");
     }
   } else if (inst.mem_flags != 0) {
     InstError(index, "memory flags are only for barriers");
   }
-  if (inst.transpose && shape != OpShape::kMatrixLoad &&
-      shape != OpShape::kMatrixStore) {
+  if (inst.transpose && !ShapeHasModifier(shape, Modifier::kTranspose)) {
     InstError(index,
               "transpose is only for simdgroup_load and "
               "simdgroup_store");
@@ -510,55 +511,14 @@ void KernelVerifier::CheckInstruction(size_t index) {
 
 }  // namespace
 
-OperandRole GetOperandRole(OpShape shape, int position) {
-  switch (shape) {
-    case OpShape::kLoad:
-    case OpShape::kAtomicLoad:
-      return position == 0 ? OperandRole::kDestination : OperandRole::kMemory;
-    case OpShape::kStore:
-    case OpShape::kAtomicStore:
-    case OpShape::kMatrixStore:
-      return position == 0 ? OperandRole::kMemory : OperandRole::kSource;
-    case OpShape::kAtomic:
-    case OpShape::kAtomicCas:
-    case OpShape::kMatrixLoad:
-      return position == 0   ? OperandRole::kDestination
-             : position == 1 ? OperandRole::kMemory
-                             : OperandRole::kSource;
-    case OpShape::kBranch:
-      return OperandRole::kLabel;
-    case OpShape::kCondBranch:
-      return position == 0 ? OperandRole::kSource : OperandRole::kLabel;
-    default:
-      return position == 0 && ShapeHasDestination(shape)
-                 ? OperandRole::kDestination
-                 : OperandRole::kSource;
-  }
-}
-
 bool IsAddressSpaceAllowed(Opcode op, ScalarType type, AddressSpace space) {
-  if (!ValidOpcode(op)) return false;
-  const bool device = space == AddressSpace::kDevice;
-  const bool constant = space == AddressSpace::kConstant;
-  const bool threadgroup = space == AddressSpace::kThreadgroup;
-  const bool thread = space == AddressSpace::kThread;
-  switch (GetOpInfo(op).shape) {
-    case OpShape::kLoad:
-      return device || constant || threadgroup || thread;
-    case OpShape::kStore:
-      return device || threadgroup || thread;
-    case OpShape::kAtomicLoad:
-    case OpShape::kAtomicStore:
-    case OpShape::kAtomic:
-    case OpShape::kAtomicCas:
-      return device || (threadgroup && !IsFloat(type));
-    case OpShape::kMatrixLoad:
-      return device || constant || threadgroup;
-    case OpShape::kMatrixStore:
-      return device || threadgroup;
-    default:
-      return false;
-  }
+  if (!ValidOpcode(op) || !ValidSpace(space)) return false;
+  const ShapeInfo& shape = GetShapeInfo(GetOpInfo(op).shape);
+  // (The type only matters where the two columns differ: atomics.)
+  const AddressSpaceSet allowed =
+      shape.float_spaces != shape.spaces && IsFloat(type) ? shape.float_spaces
+                                                          : shape.spaces;
+  return (allowed & Bit(space)) != 0;
 }
 
 Diagnostics VerifyKernel(const Module& module, const Kernel& kernel,

@@ -20,19 +20,10 @@
 
 namespace mtlemu::isa {
 
-// What an operand position of a shape holds.
-enum class OperandRole : uint8_t {
-  kDestination,  // a register the instruction writes
-  kSource,       // a register, uniform, immediate or special register
-  kLabel,        // a branch target or reconvergence point
-  kMemory,       // a memory reference
-};
-OperandRole GetOperandRole(OpShape shape, int position);
-
-// Whether `op` (of element type `type`) may access memory in `space`:
-// ld any space; st not constant; atomics device or threadgroup (float
-// atomics device only); simdgroup_load device, constant or threadgroup;
-// simdgroup_store device or threadgroup.
+// Whether `op` (of element type `type`) may access memory in `space` (the
+// Spaces columns of shapes.def): ld any space; st not constant; atomics
+// device or threadgroup (float atomics device only); simdgroup_load device,
+// constant or threadgroup; simdgroup_store device or threadgroup.
 bool IsAddressSpaceAllowed(Opcode op, ScalarType type, AddressSpace space);
 
 // Verifies every kernel, and that kernel names are unique.

@@ -238,6 +238,7 @@ bool LowerBuiltinCall(const llvm::CallInst& call, const BuiltinEmitter& e,
     case isa::OpShape::kBinary:
     case isa::OpShape::kBinaryInt:
     case isa::OpShape::kTernary:
+    case isa::OpShape::kMatrixMultiply:
     case isa::OpShape::kTest:
     case isa::OpShape::kCompare:
     case isa::OpShape::kNullaryValue:
@@ -290,10 +291,19 @@ bool LowerBuiltinCall(const llvm::CallInst& call, const BuiltinEmitter& e,
       e.emit(i);
       return true;
     }
-    default:
-      error = "builtin '" + name.str() + "'";
-      return false;
+    // No Metal builtin lowers to these (conversions, loads, stores, select
+    // and branches come from LLVM instructions, not calls).
+    case isa::OpShape::kNullary:
+    case isa::OpShape::kSelect:
+    case isa::OpShape::kConvert:
+    case isa::OpShape::kLoad:
+    case isa::OpShape::kStore:
+    case isa::OpShape::kBranch:
+    case isa::OpShape::kCondBranch:
+      break;
   }
+  error = "builtin '" + name.str() + "'";
+  return false;
 }
 
 }  // namespace mtlemu::air

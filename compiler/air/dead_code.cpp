@@ -12,17 +12,9 @@ namespace {
 bool HasSideEffects(const isa::Instruction& inst) {
   const isa::OpInfo& info = inst.info();
   if (!isa::ShapeHasDestination(info.shape)) return true;  // st, br, ...
-  switch (info.shape) {
-    case isa::OpShape::kAtomic:
-    case isa::OpShape::kAtomicCas:
-    case isa::OpShape::kAtomicLoad:
-      return true;
-    default:
-      break;
-  }
-  // A load can fault: keep it (a removed fault would hide a bug).
-  return inst.op == isa::Opcode::kLoad ||
-         inst.op == isa::Opcode::kSimdgroupLoad;
+  // Atomics write memory, and a load can fault (a removed fault would hide
+  // a bug): keep whatever accesses memory.
+  return isa::ShapeHasSpace(info.shape);
 }
 
 // The registers (blocks, for parts) an instruction reads.

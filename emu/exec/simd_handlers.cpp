@@ -311,7 +311,7 @@ Handler ForOpcode(ScalarType t) {
     return nullptr;
   } else if constexpr (shape == OpShape::kMatrixLoad ||
                        shape == OpShape::kMatrixStore ||
-                       shape == OpShape::kTernary) {
+                       shape == OpShape::kMatrixMultiply) {
     auto pick = [&]<ScalarType T>() -> Handler {
       if constexpr (shape == OpShape::kMatrixLoad) return &MatrixLoad<T>;
       if constexpr (shape == OpShape::kMatrixStore) return &MatrixStore<T>;

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "isa/names.h"
 #include "isa/numeric.h"
 #include "isa/printer.h"
 #include "isa/verifier.h"

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "isa/assembler.h"
+#include "isa/shape.h"
 
 namespace mtlemu::isa {
 namespace {
