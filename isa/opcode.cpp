@@ -21,7 +21,7 @@ constexpr OpInfo kOpInfo[] = {
 // The rows and the enum come from one list, so the table is complete by
 // construction; what the compiler can still catch is a row that
 // contradicts itself or another.
-constexpr bool IsNameChar(char c) {
+constexpr bool IsMnemonicChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
@@ -30,7 +30,7 @@ constexpr bool RowIsConsistent(const OpInfo& row) {
     return false;
   }
   for (char c : row.mnemonic) {
-    if (!IsNameChar(c)) return false;  // "op.T" splits at the first '.'
+    if (!IsMnemonicChar(c)) return false;  // "op.T" splits at the first '.'
   }
   const bool floats = (row.types & kFloats) != 0;
   // Only floating-point types count FLOPs or pick a float unit.
