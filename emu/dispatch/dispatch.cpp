@@ -206,7 +206,8 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
     // Batches in threadgroup order, each run in parallel and then handed
     // to the timing model, so the traces held at once stay bounded. The
     // model consumes a batch while the next one runs (a task beside the
-    // threadgroups', so a second host thread overlaps the two); it sees
+    // threadgroups', so a second host thread overlaps the two, and takes
+    // the model's parallel work once its threadgroups are done); it sees
     // the same batches in the same order on any number of threads. The
     // race check gathers its device records at the same points.
     constexpr uint64_t kBatch = 128;
@@ -234,7 +235,9 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
       if (first_fault.Any() || cancel.load()) break;
       if (timed) ready = batch;
     }
-    if (ready != nullptr) setup.timing->Consume(*ready);
+    if (ready != nullptr) {
+      arena.execute([&] { setup.timing->Consume(*ready); });
+    }
   }
 
   for (const WorkerState& w : workers) {

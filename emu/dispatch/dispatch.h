@@ -25,8 +25,10 @@ namespace mtlemu::emu {
 // Timed mode: receives the traces of threadgroups in order of their index,
 // a batch at a time (so a large dispatch never holds all its traces).
 // Contract: calls never overlap, but a call may run on any thread while the
-// dispatch runs the next batch's threadgroups; `batch` is the sink's until
-// it returns (it may leave traces in it for the dispatch to reuse).
+// dispatch runs the next batch's threadgroups, inside the dispatch's TBB
+// task arena (parallel work of the sink's shares its host threads); `batch`
+// is the sink's until it returns (it may leave traces in it for the
+// dispatch to reuse).
 class TraceSink {
  public:
   virtual ~TraceSink() = default;

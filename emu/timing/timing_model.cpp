@@ -42,7 +42,10 @@ struct TimingModel::State {
   // Set, with the cores, by the first batch (Start).
   Occupancy occupancy;
   double registers_in_use = 0;
-  tbb::task_arena arena;  // the cores' epochs run here
+  // The cores' epochs run in the dispatch's arena while it consumes (so
+  // a host thread done with its threadgroups takes some of them), and here
+  // at Finish.
+  tbb::task_arena arena;
   std::vector<std::unique_ptr<CoreModel>> cores;
   CacheModel l2, slc;
   uint64_t dram_read_bytes = 0;  // lines fetched once, whichever core asked
@@ -141,10 +144,8 @@ struct TimingModel::State {
           }));
       const double dram_share = chip.dram_bytes_per_clock() / busy;
       // Cores are independent within an epoch.
-      arena.execute([&] {
-        tbb::parallel_for(size_t{0}, cores.size(), [&](size_t i) {
-          cores[i]->RunEpoch(begin, end, dram_share, view);
-        });
+      tbb::parallel_for(size_t{0}, cores.size(), [&](size_t i) {
+        cores[i]->RunEpoch(begin, end, dram_share, view);
       });
       // Shared state, in core order.
       uint64_t demand = 0;
@@ -246,7 +247,7 @@ void TimingModel::Consume(std::vector<ThreadgroupTrace>& batch) {
 TimingReport TimingModel::Finish(traces::Timeline* timeline) {
   State& s = *state_;
   if (s.cores.empty()) s.Start({});
-  s.Advance(true);
+  s.arena.execute([&] { s.Advance(true); });
   s.SampleCounters();
   const ChipTiming& chip = s.chip;
 

@@ -32,15 +32,17 @@
 
 #include "emu/chips/chip_timing.h"
 #include "emu/dispatch/dispatch.h"
-#include "traces/timing_report.h"
 #include "isa/module.h"
 #include "traces/timeline.h"
+#include "traces/timing_report.h"
 
 namespace mtlemu::emu {
 
 struct TimingOptions {
   bool simd_detail = false;  // a trace slice per SIMD group, not only per TG
-  int host_threads = 0;      // for the cores' epochs; 0: all
+  // For the cores' epochs that Finish runs (0: all); those run as the
+  // dispatch consumes share the dispatch's host threads.
+  int host_threads = 0;
 };
 
 class TimingModel : public TraceSink {
