@@ -43,8 +43,14 @@ class Buffer {
   std::vector<uint64_t>* UninitializedTracking();
 
  private:
+  // Storage the buffer owns (null when the memory is the caller's), on a
+  // page of its own as a Metal buffer's contents are: the kernels' SIMD
+  // group accesses then never split a host cache line needlessly.
+  struct AlignedDelete {
+    void operator()(uint8_t* p) const;
+  };
   std::shared_ptr<emu::DeviceMemory> memory_;
-  std::vector<uint8_t> bytes_;  // empty when the memory is the caller's
+  std::unique_ptr<uint8_t[], AlignedDelete> bytes_;
   uint8_t* host_;
   uint64_t length_;
   uint64_t gpu_address_;
