@@ -152,6 +152,7 @@ bool DecodeKernel(const isa::Kernel& kernel, DecodedKernel& out,
     DecodedInstruction d;
     d.inst = &inst;
     d.flow = FlowOf(inst);
+    d.accesses_memory = isa::ShapeHasSpace(inst.info().shape);
     d.fn = HandlerFor(inst);
     if (d.fn == nullptr &&
         (d.flow == Flow::kNext || d.flow == Flow::kMayFault)) {

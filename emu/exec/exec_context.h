@@ -130,6 +130,9 @@ struct DecodedMemoryRef {
 struct DecodedInstruction {
   Handler fn = nullptr;
   Flow flow = Flow::kNext;
+  // It accesses an address space (isa::ShapeHasSpace): what the event
+  // recorder asks of every instruction, kept here out of the shape table.
+  bool accesses_memory = false;
   uint16_t slot[isa::kMaxOperands] = {kNoSlot, kNoSlot, kNoSlot, kNoSlot};
   DecodedMemoryRef mem;
   uint32_t target = 0;      // branches
