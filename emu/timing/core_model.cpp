@@ -263,8 +263,9 @@ double CoreModel::OperandCycles(const InstructionTiming& t, int simd_group,
     return 0;
   }
   if (t.reads.size() < 2) return 0;
-  const InstructionTiming* last =
-      switched ? nullptr : cached_instruction_[cache];
+  // After a switch the cache holds none of them.
+  if (switched) return chip_.register_cache_miss_cycles;
+  const InstructionTiming* last = cached_instruction_[cache];
   int misses = 0;
   for (uint16_t r : t.reads) {
     const bool cached = last != nullptr &&
