@@ -12,7 +12,6 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Type.h>
-#include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
 #include <string>
@@ -21,26 +20,10 @@
 
 #include "compiler/air/address_spaces.h"
 #include "compiler/air/intrinsic_stripping.h"
+#include "compiler/air/llvm_text.h"
 
 namespace mtlemu::air {
 namespace {
-
-std::string Print(const llvm::Value& value) {
-  std::string text;
-  llvm::raw_string_ostream out(text);
-  value.print(out);
-  out.flush();
-  const size_t start = text.find_first_not_of(' ');
-  return start == std::string::npos ? text : text.substr(start);
-}
-
-std::string Print(const llvm::Type& type) {
-  std::string text;
-  llvm::raw_string_ostream out(text);
-  type.print(out);
-  out.flush();
-  return text;
-}
 
 // What the back end does not handle in a type, or "" if nothing.
 std::string UnexpectedType(llvm::Type* type, int depth = 0) {
@@ -52,7 +35,7 @@ std::string UnexpectedType(llvm::Type* type, int depth = 0) {
   if (auto* v = llvm::dyn_cast<llvm::VectorType>(type)) {
     if (llvm::isa<llvm::ScalableVectorType>(v)) return "scalable vector";
     if (llvm::cast<llvm::FixedVectorType>(v)->getNumElements() > 4) {
-      return "vector of more than 4 elements (" + Print(*type) + ")";
+      return "vector of more than 4 elements (" + LlvmText(*type) + ")";
     }
     return UnexpectedType(v->getElementType(), depth + 1);
   }
@@ -61,11 +44,11 @@ std::string UnexpectedType(llvm::Type* type, int depth = 0) {
     if (bits == 1 || bits == 8 || bits == 16 || bits == 32 || bits == 64) {
       return "";
     }
-    return "integer type " + Print(*type);
+    return "integer type " + LlvmText(*type);
   }
   if (type->isFloatingPointTy()) {
     if (type->isHalfTy() || type->isBFloatTy() || type->isFloatTy()) return "";
-    return "floating-point type " + Print(*type);
+    return "floating-point type " + LlvmText(*type);
   }
   if (auto* a = llvm::dyn_cast<llvm::ArrayType>(type)) {
     return UnexpectedType(a->getElementType(), depth + 1);
@@ -173,7 +156,7 @@ std::vector<std::string> UnexpectedConstructs(const llvm::Module& module) {
         }
       }
       for (const std::string& w : what) {
-        found.push_back(name + ": " + w + ": " + Print(i));
+        found.push_back(name + ": " + w + ": " + LlvmText(i));
       }
     }
   }

@@ -110,8 +110,8 @@ void Lowering::LowerVectorBitcast(const llvm::CastInst& c) {
   const unsigned total = sb * ns;
   const unsigned word_bits = std::min(total, 32u);
   if (total % word_bits != 0 || sb > 64 || db > 64 || sb % 8 || db % 8) {
-    Unsupported("a bitcast of " + Printed(*src->getType()) + " to " +
-                    Printed(*c.getType()),
+    Unsupported("a bitcast of " + LlvmText(*src->getType()) + " to " +
+                    LlvmText(*c.getType()),
                 &c);
     return;
   }

@@ -17,7 +17,6 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Operator.h>
-#include <llvm/Support/raw_ostream.h>
 
 #include <array>
 #include <cstdint>
@@ -32,6 +31,7 @@
 
 #include "common/result.h"
 #include "compiler/air/address_spaces.h"
+#include "compiler/air/llvm_text.h"
 #include "compiler/air/register_parts.h"
 #include "compiler/msl/frontend.h"
 #include "isa/instruction.h"
@@ -45,14 +45,6 @@ using isa::Opcode;
 using isa::Operand;
 using isa::ScalarType;
 using isa::SpecialRegister;
-
-template <class T>
-std::string Printed(const T& v) {
-  std::string s;
-  llvm::raw_string_ostream out(s);
-  v.print(out);
-  return s;
-}
 
 inline AddressSpace SpaceOfPointer(const llvm::Type* t) {
   switch (t->getPointerAddressSpace()) {
@@ -89,7 +81,7 @@ class Lowering {
     if (const auto* inst = llvm::dyn_cast_or_null<llvm::Instruction>(at)) {
       const isa::SourceLocation loc = LocationOf(*inst);
       if (loc.line) error_ += " (line " + std::to_string(loc.line) + ")";
-      error_ += ": " + Printed(*inst);
+      error_ += ": " + LlvmText(*inst);
     }
   }
 
@@ -116,7 +108,7 @@ class Lowering {
   ScalarType Type(const llvm::Value* v, bool is_signed = false) {
     const std::optional<ScalarType> t = TypeOf(v->getType(), is_signed);
     if (!t) {
-      Unsupported("values of type " + Printed(*v->getType()), v);
+      Unsupported("values of type " + LlvmText(*v->getType()), v);
       return ScalarType::kUInt;
     }
     return *t;
@@ -168,7 +160,7 @@ class Lowering {
           }
         }
       }
-      Unsupported("constant expression " + Printed(*e), nullptr);
+      Unsupported("constant expression " + LlvmText(*e), nullptr);
       return Immediate(0);
     }
     if (const auto* a = llvm::dyn_cast<llvm::Argument>(v)) {
@@ -251,7 +243,7 @@ class Lowering {
     const std::optional<ScalarType> t =
         TypeOf(v->getType()->getScalarType(), false);
     if (!t) {
-      Unsupported("vectors of type " + Printed(*v->getType()), v);
+      Unsupported("vectors of type " + LlvmText(*v->getType()), v);
       return ScalarType::kUInt;
     }
     return *t;
@@ -270,7 +262,7 @@ class Lowering {
     if (const auto* c = llvm::dyn_cast<llvm::Constant>(v)) {
       const llvm::Constant* e = c->getAggregateElement(i);
       if (e == nullptr) {
-        Unsupported("the vector constant " + Printed(*c), nullptr);
+        Unsupported("the vector constant " + LlvmText(*c), nullptr);
         return Immediate(0);
       }
       return OperandFor(e);
