@@ -183,7 +183,8 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end, double dram_share,
       if (pipe == kFp32Pipe || pipe == static_cast<int>(isa::ExecUnit::kAlu)) {
         ++stats_.alu_issue_cycles;
       }
-      // It may issue again next cycle; if not, the scan there refreshes it.
+      // It may issue again next cycle; if not, FirstReady there says so
+      // and Refresh finds when it may.
       next_time_[s] = now + 1;
     }
     CountStalls(now, now + 1, issued);

@@ -1,15 +1,18 @@
 // The SIMD groups of one scheduler of a core (core_model.h), in issue
-// priority order, packed for the scans the scheduler makes in every cycle it
-// may issue: when each may issue next as far as its operands go (never when
-// done or at a barrier), the pipe it needs, and when each pipe is free.
+// priority order: when each may issue next as far as its operands go (never
+// when done or at a barrier), the pipe it needs, and when each pipe is free.
 // A pipe is an execution unit of the opcode table (isa::ExecUnit), or, on a
 // chip that dual-issues FP32 (M3), kFp32Pipe: FP32 arithmetic then leaves
 // the ALU pipe to integer and FP16 instructions.
-// The earliest issue time over all of them and the oldest live one are kept
-// until something changes, so a scheduler that waits costs no scan.
+// In every cycle it may issue, the scheduler asks for the first one ready:
+// a bit set of those whose operands are ready, kept up to date by a timing
+// wheel as cycles pass, so the answer is usually its lowest bit. The
+// earliest issue time over all of them and the oldest live one, for a
+// scheduler that waits, are kept until something changes.
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -32,7 +35,17 @@ class IssueQueue {
       : simd_groups_(std::move(simd_groups)),
         ready_(simd_groups_.size(), kNever),
         pipe_(simd_groups_.size(), 0),
-        live_(simd_groups_.size(), 0) {}
+        words_((simd_groups_.size() + 63) / 64),
+        ready_bits_(words_, 0),
+        far_bits_(words_, 0),
+        live_bits_(words_, 0),
+        wheel_(kWheel * words_, 0),
+        pipe_bits_(kNumPipes * words_, 0) {
+    // Every position starts on pipe 0.
+    for (size_t p = 0; p < simd_groups_.size(); ++p) {
+      pipe_bits_[p / 64] |= uint64_t{1} << (p % 64);
+    }
+  }
 
   size_t size() const { return simd_groups_.size(); }
   int simd_group(size_t position) const { return simd_groups_[position]; }
@@ -40,9 +53,18 @@ class IssueQueue {
   // What the SIMD group at `position` waits for: its operands until
   // `ready` (kNever: done or at a barrier), then `pipe`.
   void Set(size_t position, uint64_t ready, int pipe, bool live) {
+    const size_t word = position / 64;
+    const uint64_t bit = uint64_t{1} << (position % 64);
+    // Out of wherever it waited (a bit is only ever in one place).
+    ready_bits_[word] &= ~bit;
+    far_bits_[word] &= ~bit;
+    wheel_[(ready_[position] % kWheel) * words_ + word] &= ~bit;
+    pipe_bits_[pipe_[position] * words_ + word] &= ~bit;
+    pipe_bits_[pipe * words_ + word] |= bit;
     ready_[position] = ready;
     pipe_[position] = static_cast<uint8_t>(pipe);
-    live_[position] = live ? 1 : 0;
+    live_bits_[word] = (live_bits_[word] & ~bit) | (live ? bit : 0);
+    Wait(position, ready);
     summary_valid_ = false;
   }
 
@@ -61,11 +83,21 @@ class IssueQueue {
   uint64_t IssueTime(size_t position) const {
     return std::max(ready_[position], pipe_cycle_[pipe_[position]]);
   }
-  // The first position that may issue at `now`, or -1.
+  // The first position that may issue at `now`, or -1: the first whose
+  // operands are ready by then (the bits) with its pipe free (a busy pipe
+  // takes all of its positions out of the search at once).
   int FirstReady(uint64_t now) {
-    if (summary_valid_ && earliest_ > now) return -1;
-    if (summary_valid_ && earliest_ == now) return first_at_earliest_;
-    return Scan(now);
+    Advance(now);
+    for (size_t w = 0; w < words_; ++w) {
+      uint64_t m = ready_bits_[w];
+      while (m != 0) {
+        const size_t p = w * 64 + static_cast<size_t>(std::countr_zero(m));
+        const int pipe = pipe_[p];
+        if (pipe_cycle_[pipe] <= now) return static_cast<int>(p);
+        m &= ~pipe_bits_[pipe * words_ + w];
+      }
+    }
+    return -1;
   }
 
   // The earliest cycle any SIMD group may issue in (kNever: none).
@@ -80,62 +112,129 @@ class IssueQueue {
   }
 
  private:
-  // One pass in order: it stops at the first that may issue (a busy
-  // scheduler's is near the front), or else has seen them all and keeps
-  // the summary.
-  int Scan(uint64_t now) {
-    uint64_t earliest = kNever;
-    int first = -1;
-    for (size_t i = 0; i < simd_groups_.size(); ++i) {
-      const uint64_t t = IssueTime(i);
-      if (t <= now) return static_cast<int>(i);
-      if (t < earliest) {
-        earliest = t;
-        first = static_cast<int>(i);
-      }
+  // Operand waits shorter than this many cycles go on the wheel: slot
+  // ready % kWheel, emptied into ready_bits_ as the cycle comes. Longer
+  // ones (memory) wait in far_bits_ until they come within it.
+  static constexpr uint64_t kWheel = 64;
+
+  // Files `position`, ready at `ready`, by how far that is from cursor_.
+  void Wait(size_t position, uint64_t ready) {
+    if (ready == kNever) return;
+    const size_t word = position / 64;
+    const uint64_t bit = uint64_t{1} << (position % 64);
+    if (ready <= cursor_) {
+      ready_bits_[word] |= bit;
+    } else if (ready - cursor_ < kWheel) {
+      wheel_[(ready % kWheel) * words_ + word] |= bit;
+    } else {
+      far_bits_[word] |= bit;
+      far_min_ = std::min(far_min_, ready);
     }
-    Keep(earliest, first);
-    return -1;
   }
 
-  void Keep(uint64_t earliest, int first) {
-    int oldest = -1;
-    for (size_t i = 0; i < simd_groups_.size(); ++i) {
-      if (live_[i] != 0) {
-        oldest = simd_groups_[i];
-        break;
+  // Moves the cursor to `now`: what became ready by then joins ready_bits_.
+  void Advance(uint64_t now) {
+    if (now == cursor_) return;
+    if (now < cursor_) {
+      // Back in time (not in the model's use): file everything again.
+      std::fill(ready_bits_.begin(), ready_bits_.end(), 0);
+      std::fill(far_bits_.begin(), far_bits_.end(), 0);
+      std::fill(wheel_.begin(), wheel_.end(), 0);
+      cursor_ = now;
+      far_min_ = kNever;
+      for (size_t p = 0; p < ready_.size(); ++p) Wait(p, ready_[p]);
+      return;
+    }
+    const uint64_t steps = std::min(now - cursor_, kWheel);
+    for (uint64_t t = now - steps + 1; t <= now; ++t) {
+      uint64_t* slot = &wheel_[(t % kWheel) * words_];
+      for (size_t w = 0; w < words_; ++w) {
+        ready_bits_[w] |= slot[w];
+        slot[w] = 0;
       }
     }
-    earliest_ = earliest;
-    first_at_earliest_ = first;
-    oldest_live_ = oldest;
-    summary_valid_ = true;
+    cursor_ = now;
+    if (far_min_ - cursor_ >= kWheel && far_min_ > cursor_) return;
+    far_min_ = kNever;
+    for (size_t w = 0; w < words_; ++w) {
+      const uint64_t far = far_bits_[w];
+      far_bits_[w] = 0;
+      for (uint64_t m = far; m != 0; m &= m - 1) {
+        const size_t p = w * 64 + static_cast<size_t>(std::countr_zero(m));
+        Wait(p, ready_[p]);
+      }
+    }
   }
 
+  // The earliest issue time, from the bit sets: those ready by cursor_
+  // (a pipe busy past cursor_ answers for all of its positions at once),
+  // then the wheel in time order until no slot can be sooner, then the
+  // far ones if they might be.
   void Summarize() {
     if (summary_valid_) return;
-    // Without branches: which SIMD group waits least is unpredictable.
-    uint64_t earliest = kNever;
-    int first = -1;
-    for (size_t i = 0; i < simd_groups_.size(); ++i) {
-      const uint64_t t = IssueTime(i);
-      const bool sooner = t < earliest;
-      earliest = sooner ? t : earliest;
-      first = sooner ? static_cast<int>(i) : first;
+    uint64_t best = kNever;
+    for (size_t w = 0; w < words_; ++w) {
+      uint64_t m = ready_bits_[w];
+      while (m != 0) {
+        const size_t p = w * 64 + static_cast<size_t>(std::countr_zero(m));
+        const int pipe = pipe_[p];
+        const uint64_t* on_pipe = &pipe_bits_[pipe * words_];
+        if (pipe_cycle_[pipe] >= cursor_) {
+          best = std::min(best, pipe_cycle_[pipe]);
+          m &= ~on_pipe[w];
+        } else {
+          best = std::min(best, IssueTime(p));
+          m &= m - 1;
+        }
+      }
     }
-    Keep(earliest, first);
+    for (uint64_t t = cursor_ + 1; t < cursor_ + kWheel && t < best; ++t) {
+      const uint64_t* slot = &wheel_[(t % kWheel) * words_];
+      for (size_t w = 0; w < words_; ++w) {
+        for (uint64_t m = slot[w]; m != 0; m &= m - 1) {
+          const size_t p = w * 64 + static_cast<size_t>(std::countr_zero(m));
+          best = std::min(best, std::max(t, pipe_cycle_[pipe_[p]]));
+        }
+      }
+    }
+    if (far_min_ < best) {
+      for (size_t w = 0; w < words_; ++w) {
+        for (uint64_t m = far_bits_[w]; m != 0; m &= m - 1) {
+          const size_t p = w * 64 + static_cast<size_t>(std::countr_zero(m));
+          best = std::min(best, IssueTime(p));
+        }
+      }
+    }
+    int oldest = -1;
+    for (size_t w = 0; w < words_ && oldest < 0; ++w) {
+      if (live_bits_[w] != 0) {
+        oldest = simd_groups_[w * 64 + std::countr_zero(live_bits_[w])];
+      }
+    }
+    earliest_ = best;
+    oldest_live_ = oldest;
+    summary_valid_ = true;
   }
 
   std::vector<int> simd_groups_;
   std::vector<uint64_t> ready_;
   std::vector<uint8_t> pipe_;
-  std::vector<uint8_t> live_;
   double pipe_free_[kNumPipes] = {};
   uint64_t pipe_cycle_[kNumPipes] = {};
   bool summary_valid_ = false;
   uint64_t earliest_ = kNever;
-  int first_at_earliest_ = -1;  // the first position issuing at earliest_
   int oldest_live_ = -1;
+  // Bit sets of positions, 64 to a word: operands ready by cursor_; on
+  // the wheel (kWheel slots of words_ words); waiting longer (far_min_:
+  // no earlier than the soonest of them).
+  size_t words_ = 0;
+  std::vector<uint64_t> ready_bits_;
+  std::vector<uint64_t> far_bits_;
+  std::vector<uint64_t> live_bits_;  // not done
+  std::vector<uint64_t> wheel_;
+  std::vector<uint64_t> pipe_bits_;  // by pipe: the positions that need it
+  uint64_t far_min_ = kNever;
+  uint64_t cursor_ = 0;
 };
 
 }  // namespace mtlemu::emu

@@ -58,10 +58,13 @@ TEST(IssueQueue, DoneAndAtBarrier) {
   EXPECT_EQ(q.FirstReady(100), -1);
 }
 
-// Random changes: every answer equals a scan of the state as it is.
-TEST(IssueQueue, MatchesAPlainScan) {
-  std::mt19937_64 random(7);
-  const size_t n = 24;
+// Random changes: every answer equals a scan of the state as it is. `n`
+// SIMD groups (more than 64 take more than one word of bits), operand
+// waits of up to `longest` cycles (past the wheel's 64: the far set), and
+// time that moves by up to `stride` cycles between questions.
+void CheckAgainstAPlainScan(size_t n, uint64_t longest, uint64_t stride,
+                            uint64_t seed) {
+  std::mt19937_64 random(seed);
   std::vector<int> simd_groups(n);
   for (size_t i = 0; i < n; ++i) simd_groups[i] = static_cast<int>(4 * i + 1);
   IssueQueue q(simd_groups);
@@ -72,8 +75,9 @@ TEST(IssueQueue, MatchesAPlainScan) {
   auto time = [&](size_t i) {
     return std::max(ready[i], static_cast<uint64_t>(pipe[pipe_of[i]]));
   };
+  uint64_t now = 0;
   for (int step = 0; step < 20000; ++step) {
-    const uint64_t now = step / 4;
+    if (random() % 4 == 0) now += random() % (stride + 1);
     if (random() % 3 == 0) {
       const int u = static_cast<int>(random() % kNumPipes);
       pipe[u] = std::max(pipe[u], double(now)) + (random() % 9) * 0.75;
@@ -81,7 +85,8 @@ TEST(IssueQueue, MatchesAPlainScan) {
     } else {
       const size_t i = random() % n;
       live[i] = random() % 5 != 0;
-      ready[i] = live[i] && random() % 4 != 0 ? now + random() % 40 : kNever;
+      ready[i] =
+          live[i] && random() % 4 != 0 ? now + random() % longest : kNever;
       pipe_of[i] = static_cast<int>(random() % kNumPipes);
       q.Set(i, ready[i], pipe_of[i], live[i]);
     }
@@ -92,10 +97,42 @@ TEST(IssueQueue, MatchesAPlainScan) {
       if (first < 0 && time(i) <= now) first = static_cast<int>(i);
       if (oldest < 0 && live[i]) oldest = simd_groups[i];
     }
-    ASSERT_EQ(q.FirstReady(now), first) << "step " << step;
-    ASSERT_EQ(q.Earliest(), earliest) << "step " << step;
+    // Asked in either order: the summary and the search keep each other
+    // right.
+    if (step % 2 == 0) {
+      ASSERT_EQ(q.Earliest(), earliest) << "step " << step;
+      ASSERT_EQ(q.FirstReady(now), first) << "step " << step;
+    } else {
+      ASSERT_EQ(q.FirstReady(now), first) << "step " << step;
+      ASSERT_EQ(q.Earliest(), earliest) << "step " << step;
+    }
     ASSERT_EQ(q.OldestLive(), oldest) << "step " << step;
   }
+}
+
+TEST(IssueQueue, MatchesAPlainScan) { CheckAgainstAPlainScan(24, 40, 1, 7); }
+
+TEST(IssueQueue, LongWaitsAndJumpsMatchAPlainScan) {
+  CheckAgainstAPlainScan(24, 300, 90, 11);
+}
+
+TEST(IssueQueue, MoreThan64SimdGroupsMatchAPlainScan) {
+  CheckAgainstAPlainScan(130, 200, 20, 13);
+}
+
+// Asked about an earlier cycle than before (the model never does): the
+// answers are still those of a scan.
+TEST(IssueQueue, BackInTime) {
+  IssueQueue q({0, 1, 2});
+  q.Set(0, 100, 0, true);
+  q.Set(1, 30, 1, true);
+  q.Set(2, 500, 1, true);
+  EXPECT_EQ(q.FirstReady(600), 0);
+  EXPECT_EQ(q.FirstReady(50), 1);
+  EXPECT_EQ(q.FirstReady(20), -1);
+  EXPECT_EQ(q.Earliest(), 30u);
+  EXPECT_EQ(q.FirstReady(499), 0);
+  EXPECT_EQ(q.FirstReady(500), 0);
 }
 
 }  // namespace
