@@ -126,6 +126,7 @@ class IssueQueue {
       ready_bits_[word] |= bit;
     } else if (ready - cursor_ < kWheel) {
       wheel_[(ready % kWheel) * words_ + word] |= bit;
+      occupied_ |= uint64_t{1} << (ready % kWheel);
     } else {
       far_bits_[word] |= bit;
       far_min_ = std::min(far_min_, ready);
@@ -140,14 +141,21 @@ class IssueQueue {
       std::fill(ready_bits_.begin(), ready_bits_.end(), 0);
       std::fill(far_bits_.begin(), far_bits_.end(), 0);
       std::fill(wheel_.begin(), wheel_.end(), 0);
+      occupied_ = 0;
       cursor_ = now;
       far_min_ = kNever;
       for (size_t p = 0; p < ready_.size(); ++p) Wait(p, ready_[p]);
       return;
     }
+    // The slots of cycles cursor_ + 1 to now that hold something.
     const uint64_t steps = std::min(now - cursor_, kWheel);
-    for (uint64_t t = now - steps + 1; t <= now; ++t) {
-      uint64_t* slot = &wheel_[(t % kWheel) * words_];
+    const uint64_t span =
+        steps == kWheel ? ~uint64_t{0} : (uint64_t{1} << steps) - 1;
+    const uint64_t due =
+        occupied_ & std::rotl(span, static_cast<int>((cursor_ + 1) % kWheel));
+    occupied_ &= ~due;
+    for (uint64_t m = due; m != 0; m &= m - 1) {
+      uint64_t* slot = &wheel_[std::countr_zero(m) * words_];
       for (size_t w = 0; w < words_; ++w) {
         ready_bits_[w] |= slot[w];
         slot[w] = 0;
@@ -188,7 +196,12 @@ class IssueQueue {
         }
       }
     }
-    for (uint64_t t = cursor_ + 1; t < cursor_ + kWheel && t < best; ++t) {
+    // The slots that hold something, from cycle cursor_ + 1 (bit 0) on.
+    const uint64_t ahead =
+        std::rotr(occupied_, static_cast<int>((cursor_ + 1) % kWheel));
+    for (uint64_t r = ahead; r != 0; r &= r - 1) {
+      const uint64_t t = cursor_ + 1 + std::countr_zero(r);
+      if (t >= best) break;
       const uint64_t* slot = &wheel_[(t % kWheel) * words_];
       for (size_t w = 0; w < words_; ++w) {
         for (uint64_t m = slot[w]; m != 0; m &= m - 1) {
@@ -232,6 +245,7 @@ class IssueQueue {
   std::vector<uint64_t> far_bits_;
   std::vector<uint64_t> live_bits_;  // not done
   std::vector<uint64_t> wheel_;
+  uint64_t occupied_ = 0;            // slot i of the wheel may hold something
   std::vector<uint64_t> pipe_bits_;  // by pipe: the positions that need it
   uint64_t far_min_ = kNever;
   uint64_t cursor_ = 0;
