@@ -101,13 +101,32 @@ inline void RecordEvent(const ExecContext& ctx, const DecodedInstruction& d,
           words[n++] = first + k;
         }
       }
-      std::sort(words, words + n);
-      n = static_cast<int>(std::unique(words, words + n) - words);
-      uint32_t per_bank[TraceGeometry::kMaxBanks] = {};
+      // Most accesses give each bank one word at most (consecutive words,
+      // a broadcast, a row read by both halves): one pass finds that; the
+      // sort counts the others.
+      static_assert(TraceGeometry::kMaxBanks <= 64);
+      uint32_t bank_word[TraceGeometry::kMaxBanks];
+      uint64_t banks_used = 0;
+      bool one_word_each = true;
+      for (int i = 0; i < n && one_word_each; ++i) {
+        const uint32_t bank = words[i] % geometry.threadgroup_banks;
+        const uint64_t bit = uint64_t{1} << bank;
+        if ((banks_used & bit) == 0) {
+          banks_used |= bit;
+          bank_word[bank] = words[i];
+        } else {
+          one_word_each = bank_word[bank] == words[i];
+        }
+      }
       uint32_t busiest = 1;
-      for (int i = 0; i < n; ++i) {
-        busiest = std::max(busiest,
-                           ++per_bank[words[i] % geometry.threadgroup_banks]);
+      if (!one_word_each) {
+        std::sort(words, words + n);
+        n = static_cast<int>(std::unique(words, words + n) - words);
+        uint32_t per_bank[TraceGeometry::kMaxBanks] = {};
+        for (int i = 0; i < n; ++i) {
+          busiest = std::max(busiest,
+                             ++per_bank[words[i] % geometry.threadgroup_banks]);
+        }
       }
       // Wider than 16 bytes per lane (a 4-vector of 64-bit): the words
       // past the fourth repeat the pattern of the first four.

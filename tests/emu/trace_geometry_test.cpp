@@ -45,14 +45,31 @@ class KeepingSink : public TraceSink {
   TraceGeometry geometry_;
 };
 
+// One SIMD group: lane l stores to threadgroup word words[l] (a table in
+// buffer 1).
+constexpr char kTableKernel[] = R"(
+.kernel k
+.buffer 0 u0 device float data
+.buffer 1 u2 device uint words
+.threadgroup_memory 8192
+    mov.u32 r0, %thread_index_in_threadgroup
+    ld.device.f32 r1, [u0 + r0*4]
+    ld.device.u32 r2, [u2 + r0*4]
+    shl.u32 r2, r2, 2
+    st.threadgroup.f32 [r2], r1
+    exit
+.end
+)";
+
 struct Recorded {
-  std::vector<uint64_t> lines;  // of the load
+  std::vector<uint64_t> lines;  // of the first load
   uint8_t conflict = 0;         // of the threadgroup store
 };
 
-Recorded Record(TraceGeometry geometry) {
+Recorded Record(TraceGeometry geometry, const char* text = kKernel,
+                std::vector<uint32_t> words = std::vector<uint32_t>(32, 0)) {
   Recorded out;
-  isa::AssembleResult assembled = isa::Assemble(kKernel, "k.s");
+  isa::AssembleResult assembled = isa::Assemble(text, "k.s");
   EXPECT_TRUE(assembled.ok());
   if (!assembled.ok()) return out;
   const isa::Kernel& kernel = assembled.module.kernels.at(0);
@@ -63,12 +80,18 @@ Recorded Record(TraceGeometry geometry) {
   DeviceMemory memory;
   const uint64_t address = memory.Map(reinterpret_cast<uint8_t*>(data.data()),
                                       data.size() * sizeof(float), 1);
+  const uint64_t table = memory.Map(reinterpret_cast<uint8_t*>(words.data()),
+                                    words.size() * sizeof(uint32_t), 2);
   KeepingSink sink(geometry);
   DispatchSetup setup;
   setup.kernel = &decoded;
   setup.uniforms.assign(static_cast<size_t>(kernel.uniforms), 0);
   setup.uniforms[0] = static_cast<uint32_t>(address);
   setup.uniforms[1] = static_cast<uint32_t>(address >> 32);
+  if (setup.uniforms.size() >= 4) {
+    setup.uniforms[2] = static_cast<uint32_t>(table);
+    setup.uniforms[3] = static_cast<uint32_t>(table >> 32);
+  }
   setup.threadgroup_memory_length = 8192;
   setup.device = &memory;
   setup.grid = {.threadgroups = {1, 1, 1},
@@ -87,7 +110,7 @@ Recorded Record(TraceGeometry geometry) {
   for (; !cursor.done(); cursor.Next()) {
     const TraceEvent e = cursor.event();
     const isa::Instruction& inst = kernel.code.at(e.pc);
-    if (inst.op == isa::Opcode::kLoad) {
+    if (inst.op == isa::Opcode::kLoad && out.lines.empty()) {
       out.lines.assign(cursor.lines(), cursor.lines() + e.line_count);
     } else if (inst.op == isa::Opcode::kStore) {
       out.conflict = e.conflict;
@@ -108,6 +131,32 @@ TEST(TraceGeometry, LinesAndBanksAreTheSinks) {
   EXPECT_EQ(half.lines[1], m1.lines[0] * 2 + 1);
   EXPECT_EQ(m1.conflict, 16);
   EXPECT_EQ(half.conflict, 32);
+}
+
+// Bank conflicts of one threadgroup store, lane l at word words(l): the
+// distinct words each bank serves, counted by hand for 32 banks.
+uint8_t ConflictOf(uint32_t (*words)(uint32_t)) {
+  std::vector<uint32_t> table(32);
+  for (uint32_t l = 0; l < 32; ++l) table[l] = words(l);
+  return Record({.line_shift = 7, .threadgroup_banks = 32}, kTableKernel, table)
+      .conflict;
+}
+
+TEST(TraceGeometry, BankConflictsCountDistinctWordsPerBank) {
+  // One word per bank, or the same word many times: one cycle.
+  EXPECT_EQ(ConflictOf([](uint32_t l) { return l; }), 1);
+  EXPECT_EQ(ConflictOf([](uint32_t) { return 5u; }), 1);
+  EXPECT_EQ(ConflictOf([](uint32_t l) { return 40 + l % 16; }), 1);
+  EXPECT_EQ(ConflictOf([](uint32_t l) { return l / 16 * 16 + 3; }), 1);
+  // Words 32 apart share a bank. Lanes alternate two words of bank 0:
+  // 2; four words of bank 0 in turn: 4; bank 0 and bank 1 two words each,
+  // repeated: 2.
+  EXPECT_EQ(ConflictOf([](uint32_t l) { return l % 2 * 32; }), 2);
+  EXPECT_EQ(ConflictOf([](uint32_t l) { return l % 4 * 32; }), 4);
+  EXPECT_EQ(ConflictOf([](uint32_t l) { return l % 2 * 32 + l / 16; }), 2);
+  // The same word first and last, a different word of its bank between.
+  EXPECT_EQ(ConflictOf([](uint32_t l) { return l == 7 ? 64u : l; }), 2);
+  EXPECT_EQ(ConflictOf([](uint32_t l) { return l == 31 ? 0u : l; }), 1);
 }
 
 }  // namespace
