@@ -57,6 +57,7 @@ class IssueQueue {
     const uint64_t bit = uint64_t{1} << (position % 64);
     // Out of wherever it waited (a bit is only ever in one place).
     ready_bits_[word] &= ~bit;
+    if ((far_bits_[word] & bit) != 0) far_min_exact_ = false;
     far_bits_[word] &= ~bit;
     wheel_[(ready_[position] % kWheel) * words_ + word] &= ~bit;
     pipe_bits_[pipe_[position] * words_ + word] &= ~bit;
@@ -129,7 +130,10 @@ class IssueQueue {
       occupied_ |= uint64_t{1} << (ready % kWheel);
     } else {
       far_bits_[word] |= bit;
-      far_min_ = std::min(far_min_, ready);
+      if (ready < far_min_) {
+        far_min_ = ready;
+        far_min_position_ = position;
+      }
     }
   }
 
@@ -144,6 +148,7 @@ class IssueQueue {
       occupied_ = 0;
       cursor_ = now;
       far_min_ = kNever;
+      far_min_exact_ = true;
       for (size_t p = 0; p < ready_.size(); ++p) Wait(p, ready_[p]);
       return;
     }
@@ -164,6 +169,7 @@ class IssueQueue {
     cursor_ = now;
     if (far_min_ - cursor_ >= kWheel && far_min_ > cursor_) return;
     far_min_ = kNever;
+    far_min_exact_ = true;
     for (size_t w = 0; w < words_; ++w) {
       const uint64_t far = far_bits_[w];
       far_bits_[w] = 0;
@@ -211,10 +217,16 @@ class IssueQueue {
       }
     }
     if (far_min_ < best) {
-      for (size_t w = 0; w < words_; ++w) {
-        for (uint64_t m = far_bits_[w]; m != 0; m &= m - 1) {
-          const size_t p = w * 64 + static_cast<size_t>(std::countr_zero(m));
-          best = std::min(best, IssueTime(p));
+      // None waits less than the soonest; where that one's pipe will be
+      // free by then, it is the answer. Else look at each.
+      if (far_min_exact_ && pipe_cycle_[pipe_[far_min_position_]] <= far_min_) {
+        best = far_min_;
+      } else {
+        for (size_t w = 0; w < words_; ++w) {
+          for (uint64_t m = far_bits_[w]; m != 0; m &= m - 1) {
+            const size_t p = w * 64 + static_cast<size_t>(std::countr_zero(m));
+            best = std::min(best, IssueTime(p));
+          }
         }
       }
     }
@@ -239,7 +251,8 @@ class IssueQueue {
   int oldest_live_ = -1;
   // Bit sets of positions, 64 to a word: operands ready by cursor_; on
   // the wheel (kWheel slots of words_ words); waiting longer (far_min_:
-  // no earlier than the soonest of them).
+  // no later than the soonest of them; with far_min_exact_, its time, and
+  // far_min_position_ one that waits until then).
   size_t words_ = 0;
   std::vector<uint64_t> ready_bits_;
   std::vector<uint64_t> far_bits_;
@@ -248,6 +261,8 @@ class IssueQueue {
   uint64_t occupied_ = 0;            // slot i of the wheel may hold something
   std::vector<uint64_t> pipe_bits_;  // by pipe: the positions that need it
   uint64_t far_min_ = kNever;
+  size_t far_min_position_ = 0;
+  bool far_min_exact_ = true;
   uint64_t cursor_ = 0;
 };
 

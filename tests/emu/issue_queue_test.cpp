@@ -60,10 +60,10 @@ TEST(IssueQueue, DoneAndAtBarrier) {
 
 // Random changes: every answer equals a scan of the state as it is. `n`
 // SIMD groups (more than 64 take more than one word of bits), operand
-// waits of up to `longest` cycles (past the wheel's 64: the far set), and
-// time that moves by up to `stride` cycles between questions.
-void CheckAgainstAPlainScan(size_t n, uint64_t longest, uint64_t stride,
-                            uint64_t seed) {
+// waits of `shortest` to `longest` cycles (past the wheel's 64: the far
+// set), and time that moves by up to `stride` cycles between questions.
+void CheckAgainstAPlainScan(size_t n, uint64_t shortest, uint64_t longest,
+                            uint64_t stride, uint64_t seed) {
   std::mt19937_64 random(seed);
   std::vector<int> simd_groups(n);
   for (size_t i = 0; i < n; ++i) simd_groups[i] = static_cast<int>(4 * i + 1);
@@ -85,8 +85,9 @@ void CheckAgainstAPlainScan(size_t n, uint64_t longest, uint64_t stride,
     } else {
       const size_t i = random() % n;
       live[i] = random() % 5 != 0;
-      ready[i] =
-          live[i] && random() % 4 != 0 ? now + random() % longest : kNever;
+      ready[i] = live[i] && random() % 4 != 0
+                     ? now + shortest + random() % (longest - shortest)
+                     : kNever;
       pipe_of[i] = static_cast<int>(random() % kNumPipes);
       q.Set(i, ready[i], pipe_of[i], live[i]);
     }
@@ -110,14 +111,39 @@ void CheckAgainstAPlainScan(size_t n, uint64_t longest, uint64_t stride,
   }
 }
 
-TEST(IssueQueue, MatchesAPlainScan) { CheckAgainstAPlainScan(24, 40, 1, 7); }
+TEST(IssueQueue, MatchesAPlainScan) { CheckAgainstAPlainScan(24, 0, 40, 1, 7); }
 
 TEST(IssueQueue, LongWaitsAndJumpsMatchAPlainScan) {
-  CheckAgainstAPlainScan(24, 300, 90, 11);
+  CheckAgainstAPlainScan(24, 0, 300, 90, 11);
+  CheckAgainstAPlainScan(8, 64, 400, 30, 17);  // only waits past the wheel
 }
 
 TEST(IssueQueue, MoreThan64SimdGroupsMatchAPlainScan) {
-  CheckAgainstAPlainScan(130, 200, 20, 13);
+  CheckAgainstAPlainScan(130, 0, 200, 20, 13);
+}
+
+// The soonest of the long waits ends (a barrier, say): the next soonest
+// is the answer.
+TEST(IssueQueue, SoonestLongWaitTakenBack) {
+  IssueQueue q({0, 1, 2});
+  q.Set(0, 200, 0, true);
+  q.Set(1, 300, 0, true);
+  EXPECT_EQ(q.FirstReady(10), -1);
+  EXPECT_EQ(q.Earliest(), 200u);
+  q.Set(0, kNever, 0, true);
+  EXPECT_EQ(q.Earliest(), 300u);
+}
+
+// The soonest long wait's pipe is busy past it: another may go first.
+TEST(IssueQueue, SoonestLongWaitOnABusyPipe) {
+  IssueQueue q({0, 1});
+  q.Set(0, 250, 1, true);
+  q.Set(1, 270, 0, true);
+  EXPECT_EQ(q.FirstReady(10), -1);
+  q.set_pipe_free(1, 280.0);
+  EXPECT_EQ(q.Earliest(), 270u);
+  q.set_pipe_free(0, 290.0);
+  EXPECT_EQ(q.Earliest(), 280u);
 }
 
 // Asked about an earlier cycle than before (the model never does): the
