@@ -17,14 +17,16 @@ namespace mtlemu::emu {
 namespace {
 
 // One SIMD group: lane l loads data[l] (128 contiguous bytes), then
-// stores to threadgroup word 16 * l (stride 64 bytes).
+// stores it to threadgroup word words[l] (a table in buffer 1).
 constexpr char kKernel[] = R"(
 .kernel k
 .buffer 0 u0 device float data
+.buffer 1 u2 device uint words
 .threadgroup_memory 8192
     mov.u32 r0, %thread_index_in_threadgroup
     ld.device.f32 r1, [u0 + r0*4]
-    shl.u32 r2, r0, 6
+    ld.device.u32 r2, [u2 + r0*4]
+    shl.u32 r2, r2, 2
     st.threadgroup.f32 [r2], r1
     exit
 .end
@@ -45,31 +47,15 @@ class KeepingSink : public TraceSink {
   TraceGeometry geometry_;
 };
 
-// One SIMD group: lane l stores to threadgroup word words[l] (a table in
-// buffer 1).
-constexpr char kTableKernel[] = R"(
-.kernel k
-.buffer 0 u0 device float data
-.buffer 1 u2 device uint words
-.threadgroup_memory 8192
-    mov.u32 r0, %thread_index_in_threadgroup
-    ld.device.f32 r1, [u0 + r0*4]
-    ld.device.u32 r2, [u2 + r0*4]
-    shl.u32 r2, r2, 2
-    st.threadgroup.f32 [r2], r1
-    exit
-.end
-)";
-
 struct Recorded {
   std::vector<uint64_t> lines;  // of the first load
   uint8_t conflict = 0;         // of the threadgroup store
 };
 
-Recorded Record(TraceGeometry geometry, const char* text = kKernel,
-                std::vector<uint32_t> words = std::vector<uint32_t>(32, 0)) {
+// `words`: lane l's threadgroup word.
+Recorded Record(TraceGeometry geometry, std::vector<uint32_t> words) {
   Recorded out;
-  isa::AssembleResult assembled = isa::Assemble(text, "k.s");
+  isa::AssembleResult assembled = isa::Assemble(kKernel, "k.s");
   EXPECT_TRUE(assembled.ok());
   if (!assembled.ok()) return out;
   const isa::Kernel& kernel = assembled.module.kernels.at(0);
@@ -88,10 +74,8 @@ Recorded Record(TraceGeometry geometry, const char* text = kKernel,
   setup.uniforms.assign(static_cast<size_t>(kernel.uniforms), 0);
   setup.uniforms[0] = static_cast<uint32_t>(address);
   setup.uniforms[1] = static_cast<uint32_t>(address >> 32);
-  if (setup.uniforms.size() >= 4) {
-    setup.uniforms[2] = static_cast<uint32_t>(table);
-    setup.uniforms[3] = static_cast<uint32_t>(table >> 32);
-  }
+  setup.uniforms[2] = static_cast<uint32_t>(table);
+  setup.uniforms[3] = static_cast<uint32_t>(table >> 32);
   setup.threadgroup_memory_length = 8192;
   setup.device = &memory;
   setup.grid = {.threadgroups = {1, 1, 1},
@@ -123,8 +107,12 @@ TEST(TraceGeometry, LinesAndBanksAreTheSinks) {
   // Regions are 64 KB aligned: the 128 bytes loaded are one 128-byte line
   // or two 64-byte lines. Words 16l fall in banks 16l mod 32 (0 and 16,
   // 16 lanes each) or 16l mod 16 (all in bank 0).
-  const Recorded m1 = Record({.line_shift = 7, .threadgroup_banks = 32});
-  const Recorded half = Record({.line_shift = 6, .threadgroup_banks = 16});
+  std::vector<uint32_t> stride16(32);
+  for (uint32_t l = 0; l < 32; ++l) stride16[l] = 16 * l;
+  const Recorded m1 =
+      Record({.line_shift = 7, .threadgroup_banks = 32}, stride16);
+  const Recorded half =
+      Record({.line_shift = 6, .threadgroup_banks = 16}, stride16);
   ASSERT_EQ(m1.lines.size(), 1u);
   ASSERT_EQ(half.lines.size(), 2u);
   EXPECT_EQ(half.lines[0], m1.lines[0] * 2);
@@ -138,8 +126,7 @@ TEST(TraceGeometry, LinesAndBanksAreTheSinks) {
 uint8_t ConflictOf(uint32_t (*words)(uint32_t)) {
   std::vector<uint32_t> table(32);
   for (uint32_t l = 0; l < 32; ++l) table[l] = words(l);
-  return Record({.line_shift = 7, .threadgroup_banks = 32}, kTableKernel, table)
-      .conflict;
+  return Record({.line_shift = 7, .threadgroup_banks = 32}, table).conflict;
 }
 
 TEST(TraceGeometry, BankConflictsCountDistinctWordsPerBank) {
