@@ -57,22 +57,31 @@ struct ExecContext {
 
 struct DecodedInstruction;
 using Handler = void (*)(ExecContext&, const DecodedInstruction&);
-// A compiled run's loop: where the run is followed by a conditional branch
-// back to its first instruction (a loop whose body is one run), the
-// compiled code goes round again while every active lane takes the branch
-// and the instructions of the times round (the run and the branch) fit in
-// `budget`; `taken` says how often it went round.
+// What a compiled run reports besides its return value. A loop: where the
+// run is followed by a conditional branch back to its first instruction (a
+// loop whose body is one run), the compiled code goes round again while
+// every active lane takes the branch and the instructions of the times
+// round (the run and the branch) fit in `budget`; `taken` says how often it
+// went round. An if-then: where the run is followed by a forward
+// conditional branch over one straight run to its reconvergence point (or
+// the branch alone begins the compiled code), the code runs the branch and
+// that body too, the body under the lanes that fall through; `head` is
+// then the instructions up to and with the branch (0: no branch) and
+// `body_mask` the lanes that ran the body (0: none did).
 struct JitTrips {
   uint64_t budget = 0;
   uint64_t taken = 0;
+  uint32_t head = 0;
+  uint32_t body_mask = 0;
 };
 
 // A straight run compiled to native code (emu/jit/): runs the instructions
-// of [pc, run_end) under ctx->mask (`code`: the kernel's first
-// instruction), `trips->taken` times round its loop and once more, and
-// returns how many instructions it ran on the last time round; when one
-// faults (ctx->faulted), returns its index from the run's start, with its
-// effects and those before it done, as the handlers would have left them.
+// from `pc` under ctx->mask (`code`: the kernel's first instruction),
+// `trips->taken` times round its loop and once more, and returns the
+// distance from `pc` to the instruction that comes next (the run's end, or
+// an if-then's reconvergence point); when one faults (ctx->faulted),
+// returns its index from `pc` instead, with its effects and those before it
+// done, as the handlers would have left them.
 using JitRun = uint32_t (*)(ExecContext* ctx, const DecodedInstruction* code,
                             JitTrips* trips);
 
@@ -143,7 +152,8 @@ struct DecodedInstruction {
   // pc where it is not such an instruction. SimdGroup::Run calls a run's
   // handlers back to back.
   uint32_t run_end = 0;
-  // The run from here as native code (emu/jit/kernel_jit.h), or null.
+  // The run from here as native code (emu/jit/kernel_jit.h), or null; with
+  // an if-then after it (JitTrips), or here where this is the branch.
   JitRun jit = nullptr;
   const isa::Instruction* inst = nullptr;
 };

@@ -1,5 +1,6 @@
 #include "emu/exec/simd_group.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "emu/check/kernel_checker.h"
@@ -43,6 +44,32 @@ struct LocalStats : SimdGroupStats {
   }
 };
 
+// The faults of Run's own instructions, out of its way (their messages'
+// strings would cost its loop registers).
+[[gnu::noinline]] void Trapped(ExecContext& ctx, uint32_t mask) {
+  ctx.faulted = true;
+  ctx.fault->kind = FaultKind::kTrap;
+  ctx.fault->lane = std::countr_zero(mask);
+  ctx.fault->detail =
+      "the kernel trapped: __builtin_trap(), or a tl.device_assert "
+      "whose condition was false in this lane (" +
+      std::to_string(std::popcount(mask)) +
+      " of the SIMD group's lanes reached it)";
+}
+
+[[gnu::noinline]] void DivergedAtBarrier(ExecContext& ctx, uint32_t mask,
+                                         uint32_t live) {
+  ctx.faulted = true;
+  ctx.fault->kind = FaultKind::kDivergentBarrier;
+  ctx.fault->lane = std::countr_zero(live & ~mask);
+  ctx.fault->detail =
+      "threadgroup_barrier/simdgroup_barrier must be reached by all "
+      "threads of the group; lanes " +
+      std::to_string(std::popcount(mask)) + " of " +
+      std::to_string(std::popcount(live)) + " live lanes arrived here (lane " +
+      std::to_string(ctx.fault->lane) + " did not)";
+}
+
 }  // namespace
 
 SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
@@ -65,7 +92,62 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       counted_lanes_ = static_cast<uint64_t>(std::popcount(mask));
     }
     const DecodedInstruction& d = code[top.pc];
-    if (d.run_end > top.pc && trace_ == nullptr) [[likely]] {
+    if (trace_ == nullptr && d.jit != nullptr) [[likely]] {
+      // Compiled code: a straight run, maybe a loop round it or an if-then
+      // after it (JitTrips). The budget keeps until_check at 1 or more.
+      const uint32_t n = d.run_end > top.pc ? d.run_end - top.pc : 0;
+      if (stop.until_check <= n) {
+        stop.until_check = StopSignal::kCheckInterval;
+        if (stop.ShouldStop()) return status_ = SimdGroupStatus::kFaulted;
+      } else {
+        stop.until_check -= n;
+      }
+      ctx.mask = mask;
+      // Each time round a compiled loop is the run and its branch.
+      JitTrips trips{stop.until_check - 1, 0};
+      const uint32_t ran = d.jit(&ctx, code, &trips);
+      const uint64_t looped = trips.taken * (n + 1);
+      stop.until_check -= looped;
+      stats.instructions += looped;
+      stats.lane_instructions += looped * counted_lanes_;
+      // The instructions it went through: up to the one that faulted, or
+      // to the next one; an if-then's body under its own lanes.
+      const uint32_t through = ctx.faulted ? ran + 1 : ran;
+      uint32_t head = through;
+      uint32_t body = 0;
+      if (trips.head != 0) {
+        head = std::min(through, trips.head);
+        if (trips.body_mask != 0) body = through - head;
+      }
+      stats.instructions += head + body;
+      stats.lane_instructions += head * counted_lanes_;
+      if (body != 0) {
+        stats.lane_instructions +=
+            body *
+            (trips.body_mask == mask
+                 ? counted_lanes_
+                 : static_cast<uint64_t>(std::popcount(trips.body_mask)));
+      }
+      top.pc += ran;
+      if (ctx.faulted) [[unlikely]] {
+        return status_ = SimdGroupStatus::kFaulted;
+      }
+      current = top.pc - 1 - (ran - head - body);
+      if (body != 0 && code[top.pc].flow == Flow::kExit) {
+        // The lanes that skipped the body went to `exit`: done now, as
+        // where the interpreter takes the branch.
+        live_ &= ~mask | trips.body_mask;
+      }
+      const uint32_t beyond = head + body > n ? head + body - n : 0;
+      if (stop.until_check <= beyond) {
+        stop.until_check = StopSignal::kCheckInterval;
+        if (stop.ShouldStop()) return status_ = SimdGroupStatus::kFaulted;
+      } else {
+        stop.until_check -= beyond;
+      }
+      continue;
+    }
+    if (d.run_end > top.pc && trace_ == nullptr) {
       // A straight run: its handlers back to back, under one mask.
       const uint32_t end = d.run_end;
       const uint64_t n = end - top.pc;
@@ -76,31 +158,14 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
         stop.until_check -= n;
       }
       ctx.mask = mask;
-      if (d.jit != nullptr) {
-        // Each time round a compiled loop is the run and its branch; the
-        // budget keeps until_check at 1 or more.
-        JitTrips trips{stop.until_check - 1, 0};
-        const uint32_t ran = d.jit(&ctx, code, &trips);
-        const uint64_t looped = trips.taken * (n + 1);
-        stop.until_check -= looped;
-        stats.instructions += looped;
-        stats.lane_instructions += looped * counted_lanes_;
+      for (uint32_t pc = top.pc; pc < end; ++pc) {
+        code[pc].fn(ctx, code[pc]);
         if (ctx.faulted) [[unlikely]] {
-          stats.instructions += ran + 1;
-          stats.lane_instructions += (ran + 1) * counted_lanes_;
-          top.pc += ran;
+          const uint64_t ran = pc + 1 - top.pc;
+          stats.instructions += ran;
+          stats.lane_instructions += ran * counted_lanes_;
+          top.pc = pc;
           return status_ = SimdGroupStatus::kFaulted;
-        }
-      } else {
-        for (uint32_t pc = top.pc; pc < end; ++pc) {
-          code[pc].fn(ctx, code[pc]);
-          if (ctx.faulted) [[unlikely]] {
-            const uint64_t ran = pc + 1 - top.pc;
-            stats.instructions += ran;
-            stats.lane_instructions += ran * counted_lanes_;
-            top.pc = pc;
-            return status_ = SimdGroupStatus::kFaulted;
-          }
         }
       }
       stats.instructions += n;
@@ -181,29 +246,13 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
         stack_.pop_back();
         break;
       case Flow::kTrap:
-        ctx.faulted = true;
-        ctx.fault->kind = FaultKind::kTrap;
-        ctx.fault->lane = std::countr_zero(mask);
-        ctx.fault->detail =
-            "the kernel trapped: __builtin_trap(), or a tl.device_assert "
-            "whose condition was false in this lane (" +
-            std::to_string(std::popcount(mask)) +
-            " of the SIMD group's lanes reached it)";
+        Trapped(ctx, mask);
         return status_ = SimdGroupStatus::kFaulted;
       case Flow::kThreadgroupBarrier:
       case Flow::kSimdgroupBarrier:
         // Every live thread must reach the same barrier together.
-        if (mask != live_) {
-          ctx.faulted = true;
-          ctx.fault->kind = FaultKind::kDivergentBarrier;
-          ctx.fault->lane = std::countr_zero(live_ & ~mask);
-          ctx.fault->detail =
-              "threadgroup_barrier/simdgroup_barrier must be reached by all "
-              "threads of the group; lanes " +
-              std::to_string(std::popcount(mask)) + " of " +
-              std::to_string(std::popcount(live_)) +
-              " live lanes arrived here (lane " +
-              std::to_string(ctx.fault->lane) + " did not)";
+        if (mask != live_) [[unlikely]] {
+          DivergedAtBarrier(ctx, mask, live_);
           return status_ = SimdGroupStatus::kFaulted;
         }
         ++top.pc;

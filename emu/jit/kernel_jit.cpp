@@ -10,6 +10,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -81,11 +82,21 @@ std::optional<Executor> ParseExecutor(std::string_view name) {
 }
 
 bool CompileRuns(DecodedKernel& kernel, std::string& note) {
-  std::vector<uint32_t> runs;
+  // Each run worth compiling, and each if-then with the run before it if
+  // any (IfThenEnd): [begin, end) then the if-then's branch at `end`.
+  struct Run {
+    uint32_t begin;
+    uint32_t end;
+  };
+  std::vector<Run> runs;
   for (uint32_t pc = 0; pc < kernel.code.size(); ++pc) {
-    if (kernel.code[pc].run_end > pc && WorthCompiling(kernel, pc)) {
-      runs.push_back(pc);
-      pc = kernel.code[pc].run_end - 1;
+    const uint32_t end = std::max(kernel.code[pc].run_end, pc);
+    if (const uint32_t join = IfThenEnd(kernel, end); join != 0) {
+      runs.push_back({pc, end});
+      pc = join - 1;
+    } else if (end > pc) {
+      if (WorthCompiling(kernel, pc)) runs.push_back({pc, end});
+      pc = end - 1;
     }
   }
   if (runs.empty()) return true;
@@ -99,20 +110,20 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(prefix, *context);
   module->setDataLayout(jit.lljit->getDataLayout());
-  for (uint32_t begin : runs) {
-    if (EmitRun(*module, kernel, begin, kernel.code[begin].run_end,
-                prefix + std::to_string(begin)) == nullptr) {
+  for (const Run& run : runs) {
+    if (EmitRun(*module, kernel, run.begin, run.end,
+                prefix + std::to_string(run.begin)) == nullptr) {
       note =
           "the JIT has no inline code for an instruction it chose to "
           "inline (at pc " +
-          std::to_string(begin) + " or after)";
+          std::to_string(run.begin) + " or after)";
       return false;
     }
   }
   // A kernel that is one run and then `exit` is compiled whole as well.
   const uint32_t entry_end = kernel.code[0].run_end;
   const bool whole =
-      runs.front() == 0 && entry_end < kernel.code.size() &&
+      runs.front().begin == 0 && entry_end < kernel.code.size() &&
       kernel.code[entry_end].flow == Flow::kExit &&
       EmitGroups(*module, kernel, entry_end, prefix + "_groups") != nullptr;
   std::string problems;
@@ -140,8 +151,8 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
     return address->toPtr<void*>();
   };
   std::vector<JitRun> found;
-  for (uint32_t begin : runs) {
-    void* address = lookup(prefix + std::to_string(begin));
+  for (const Run& run : runs) {
+    void* address = lookup(prefix + std::to_string(run.begin));
     if (address == nullptr) return false;
     found.push_back(reinterpret_cast<JitRun>(address));
   }
@@ -151,7 +162,9 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
     if (address == nullptr) return false;
     groups = reinterpret_cast<JitGroupRun>(address);
   }
-  for (size_t i = 0; i < runs.size(); ++i) kernel.code[runs[i]].jit = found[i];
+  for (size_t i = 0; i < runs.size(); ++i) {
+    kernel.code[runs[i].begin].jit = found[i];
+  }
   kernel.groups = groups;
   kernel.jit = std::move(code);
   return true;

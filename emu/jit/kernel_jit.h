@@ -1,8 +1,9 @@
 // The JIT execution path: a decoded kernel's straight runs compiled to
 // native code with LLVM ORC (run_codegen.h), kept alive by the kernel
 // (DecodedKernel::jit). The interpreter stays the reference: it runs
-// everything the JIT does not (control flow, barriers, timed mode, runs
-// with nothing to inline), and a kernel whose compile fails runs on it
+// everything the JIT does not (control flow other than loops round one run
+// and if-thens round one, barriers, timed mode, runs with nothing to
+// inline), and a kernel whose compile fails runs on it
 // alone, with a note.
 #pragma once
 
@@ -30,8 +31,10 @@ inline constexpr uint64_t kJitMinWork = uint64_t{1} << 24;
 std::optional<Executor> ParseExecutor(std::string_view name);
 
 // Compiles the straight runs of `kernel` worth compiling (at least two
-// inlined instructions), setting DecodedInstruction::jit at each run's
-// first instruction and DecodedKernel::jit to the code's owner. Returns
+// inlined instructions) and each if-then whose body is one run, with the
+// run before its branch (run_codegen.h's IfThenEnd), setting
+// DecodedInstruction::jit where each starts and DecodedKernel::jit to the
+// code's owner. Returns
 // false with `note` set when LLVM failed; the kernel is then unchanged.
 bool CompileRuns(DecodedKernel& kernel, std::string& note);
 

@@ -108,12 +108,14 @@ class RunEmitter {
     all_active_ = b_.CreateICmpEQ(mask_, b_.getInt32(~0u), "all_active");
     const DecodedInstruction* next =
         end < kernel_.code.size() ? &kernel_.code[end] : nullptr;
+    const uint32_t join = IfThenEnd(kernel_, end);
     const bool loop =
         next != nullptr && next->target == begin &&
         (next->flow == Flow::kBranchNonZero || next->flow == Flow::kBranchZero);
     std::vector<std::pair<uint16_t, llvm::PHINode*>> carried;
     if (loop) carried = EnterLoop(begin, end);
-    if (!EmitBody(begin, end)) return Discard();
+    if (!EmitBody(begin, end, begin)) return Discard();
+    if (join != 0) return EmitIfThen(begin, end, join) ? fn_ : Discard();
     if (loop) LeaveLoop(*next, carried);
     // Lanes that exit next read no register again: nothing to write back.
     if (next == nullptr || next->flow != Flow::kExit) Flush();
@@ -176,7 +178,7 @@ class RunEmitter {
     for (uint16_t r = 0; r < kernel_.layout.uniform_base; ++r) {
       cache_[r] = {Splat(0), false, false};
     }
-    if (!EmitBody(0, end)) return Discard();
+    if (!EmitBody(0, end, 0)) return Discard();
     // The next SIMD group: 32 lanes on along the row, wrapping into the
     // next row and plane.
     llvm::Value* x = b_.CreateAdd(p[0], b_.getInt32(kLanes));
@@ -298,18 +300,65 @@ class RunEmitter {
   // here (Inlinable and EmitInline disagree): the caller drops the
   // function, and the kernel runs in the interpreter, rather than leave
   // the instruction's result unwritten.
-  bool EmitBody(uint32_t begin, uint32_t end) {
+  // (`origin`: the function's first instruction, from which a fault's
+  // index counts.)
+  bool EmitBody(uint32_t begin, uint32_t end, uint32_t origin) {
     for (uint32_t pc = begin; pc < end; ++pc) {
       const DecodedInstruction& d = kernel_.code[pc];
       if (JitInlines(d) && d.inst->op != Opcode::kLoad &&
           d.inst->op != Opcode::kStore) {
         if (!EmitInline(d)) return false;
       } else if (JitInlines(d)) {
-        EmitMemory(d, pc, pc - begin);
+        EmitMemory(d, pc, pc - origin);
       } else {
-        EmitCall(d, pc, pc - begin);
+        EmitCall(d, pc, pc - origin);
       }
     }
+    return true;
+  }
+
+  // After the run [begin, branch): the if-then of IfThenEnd, its body
+  // [branch + 1, join) under the active lanes that fall through the
+  // branch, then the return of join's distance from `begin`. False as
+  // EmitBody.
+  bool EmitIfThen(uint32_t begin, uint32_t branch, uint32_t join) {
+    const DecodedInstruction& d = kernel_.code[branch];
+    const auto field = [&](size_t offset) {
+      return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), trips_, offset);
+    };
+    b_.CreateStore(b_.getInt32(branch - begin + 1),
+                   field(offsetof(JitTrips, head)));
+    llvm::Value* c = Get(d.slot[0]);
+    llvm::Value* falls = d.flow == Flow::kBranchZero
+                             ? b_.CreateICmpNE(c, Splat(0))
+                             : b_.CreateICmpEQ(c, Splat(0));
+    llvm::Value* active = b_.CreateAnd(active_, falls, "then_active");
+    llvm::Value* mask = b_.CreateBitCast(active, i32_, "then_mask");
+    b_.CreateStore(mask, field(offsetof(JitTrips, body_mask)));
+    // Lanes that exit at the join read no register again: nothing to write
+    // back. Else what the run changed goes back under its own lanes; the
+    // values stay valid in the body, whose lanes are among those.
+    const bool exits = kernel_.code[join].flow == Flow::kExit;
+    if (!exits) Flush();
+    auto* then = llvm::BasicBlock::Create(c_, "then", fn_);
+    auto* done = llvm::BasicBlock::Create(c_, "join", fn_);
+    b_.CreateCondBr(b_.CreateICmpNE(mask, b_.getInt32(0)), then, done);
+
+    b_.SetInsertPoint(then);
+    llvm::Value* outer = mask_;
+    llvm::Value* ctx_mask = FieldOf(offsetof(ExecContext, mask));
+    b_.CreateStore(mask, ctx_mask);  // for the handlers
+    mask_ = mask;
+    active_ = active;
+    all_active_ = b_.CreateICmpEQ(mask, b_.getInt32(~0u), "then_all_active");
+    patterns_.clear();  // worked out for the run's lanes
+    if (!EmitBody(branch + 1, join, begin)) return false;
+    if (!exits) Flush();
+    b_.CreateStore(outer, ctx_mask);
+    b_.CreateBr(done);
+
+    b_.SetInsertPoint(done);
+    b_.CreateRet(b_.getInt32(join - begin));
     return true;
   }
 
@@ -1065,6 +1114,17 @@ class RunEmitter {
 };
 
 }  // namespace
+
+uint32_t IfThenEnd(const DecodedKernel& kernel, uint32_t pc) {
+  if (pc + 1 >= kernel.code.size()) return 0;
+  const DecodedInstruction& d = kernel.code[pc];
+  if (d.flow != Flow::kBranchZero && d.flow != Flow::kBranchNonZero) return 0;
+  const uint32_t join = d.target;
+  if (d.reconverge != join || join <= pc + 1 || join >= kernel.code.size()) {
+    return 0;
+  }
+  return kernel.code[pc + 1].run_end == join ? join : 0;
+}
 
 bool JitInlines(const DecodedInstruction& d) {
   if (d.inst == nullptr) return false;

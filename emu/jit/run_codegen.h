@@ -5,7 +5,8 @@
 // own handler. Where the run is a loop's whole body (a conditional branch
 // after it goes back to its start), the function goes round the loop while
 // every active lane takes the branch (JitTrips), values that the body
-// computes staying in registers. Bit for bit what the interpreter does
+// computes staying in registers; where an if-then follows it (IfThenEnd),
+// the function runs that too. Bit for bit what the interpreter does
 // (alu_semantics.h).
 #pragma once
 
@@ -24,10 +25,17 @@ namespace mtlemu::emu {
 // Whether the JIT inlines this instruction (else it calls its handler).
 bool JitInlines(const DecodedInstruction& d);
 
+// Where the conditional branch at `pc` begins an if-then that compiled
+// code runs after the run before it (JitTrips): a forward branch to its
+// own reconvergence point `join`, the lanes that fall through running one
+// straight run up to `join`. Returns `join`, else 0.
+uint32_t IfThenEnd(const DecodedKernel& kernel, uint32_t pc);
+
 // Emits the run [begin, end) of `kernel` as `name` into `module`, with
-// JitRun's signature (emu/exec/exec_context.h); null (and nothing emitted)
-// if an instruction JitInlines accepts has no inline code, a defect of the
-// emitter that then costs speed, not a wrong result.
+// JitRun's signature (emu/exec/exec_context.h), and the if-then after it
+// where there is one (`end` == `begin`: the branch alone before it); null (and
+// nothing emitted) if an instruction JitInlines accepts has no inline code, a
+// defect of the emitter that then costs speed, not a wrong result.
 llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,
                         uint32_t begin, uint32_t end, const std::string& name);
 

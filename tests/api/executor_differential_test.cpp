@@ -23,6 +23,7 @@
 #include "emu/device/command_buffer.h"
 #include "emu/device/compute_command_encoder.h"
 #include "emu/device/device.h"
+#include "emu/jit/run_codegen.h"
 
 namespace mtlemu {
 namespace {
@@ -32,8 +33,10 @@ struct Outcome {
   bool ok = true;
   std::string fault;
   uint64_t instructions = 0;
+  uint64_t lane_instructions = 0;
   std::string jit_note;
   bool whole = false;  // compiled whole (DecodedKernel::groups)
+  int if_thens = 0;    // compiled with the run before them (IfThenEnd)
   std::vector<std::vector<uint8_t>> buffers;
 };
 
@@ -72,7 +75,13 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
     out.setup_error = pipeline.error().message;
     return out;
   }
-  out.whole = pipeline.value()->kernelFor(1).groups != nullptr;
+  const emu::DecodedKernel& decoded = pipeline.value()->kernelFor(1);
+  out.whole = decoded.groups != nullptr;
+  for (uint32_t pc = 0; pc < decoded.code.size(); ++pc) {
+    out.if_thens +=
+        decoded.code[pc].jit != nullptr &&
+        emu::IfThenEnd(decoded, std::max(decoded.code[pc].run_end, pc)) != 0;
+  }
   std::vector<std::shared_ptr<Buffer>> buffers;
   auto commands = device->newCommandQueue()->commandBuffer();
   auto encoder = commands->computeCommandEncoder();
@@ -101,6 +110,7 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
   }
   if (!commands->dispatches().empty()) {
     out.instructions = commands->dispatches()[0].instructions;
+    out.lane_instructions = commands->dispatches()[0].lane_instructions;
     out.jit_note = commands->dispatches()[0].executor_note;
   }
   for (const auto& b : buffers) {
@@ -112,15 +122,16 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
 
 // Both executors, compared. Returns false when the kernel did not run
 // (set-up error, the same on both). Counts in `whole` whether the JIT
-// compiled the kernel whole.
+// compiled the kernel whole, in `if_thens` the if-thens it compiled.
 template <class MakeLibrary>
 bool ExpectSame(const std::string& what, MakeLibrary make,
                 const std::string& kernel, const Launch& launch,
-                int* whole = nullptr) {
+                int* whole = nullptr, int* if_thens = nullptr) {
   const Outcome interpreted =
       RunOn(emu::Executor::kInterpreter, make, kernel, launch);
   const Outcome jitted = RunOn(emu::Executor::kJit, make, kernel, launch);
   if (whole != nullptr) *whole += jitted.whole;
+  if (if_thens != nullptr) *if_thens += jitted.if_thens;
   EXPECT_EQ(interpreted.setup_error, jitted.setup_error) << what;
 
   if (!interpreted.setup_error.empty()) return false;
@@ -133,6 +144,7 @@ bool ExpectSame(const std::string& what, MakeLibrary make,
   }
   EXPECT_EQ(interpreted.fault, jitted.fault) << what;
   EXPECT_EQ(interpreted.instructions, jitted.instructions) << what;
+  EXPECT_EQ(interpreted.lane_instructions, jitted.lane_instructions) << what;
   EXPECT_EQ(interpreted.buffers.size(), jitted.buffers.size()) << what;
   for (size_t i = 0; i < interpreted.buffers.size(); ++i) {
     const auto& a = interpreted.buffers[i];
@@ -512,6 +524,118 @@ TEST(ExecutorDifferentialTest, StraightKernelsRunWholeWithTheSameBits) {
     if (::testing::Test::HasFailure()) break;
   }
   EXPECT_EQ(whole, 14);  // every one was compiled whole
+}
+
+// A program of if-thens, which the JIT runs with the run before each
+// (IfThenEnd): conditions that hold in some lanes, all or none, `bz` and
+// `bnz`, two that share their join, one right after a barrier (no run
+// before it), a reduction's step between barriers, and an early return to
+// `exit`; with `fault`, past the end of `in` in the lanes of one body.
+std::string IfThenProgram(std::mt19937& rng, bool fault) {
+  std::ostringstream s;
+  s << ".kernel k\n"
+    << ".buffer 0 u0 device uint in\n"
+    << ".buffer 1 u2 device uint out\n"
+    << ".threadgroup_memory 1024\n"
+    << "    mov.u32 r0, %thread_position_in_grid.x\n"
+    << "    mov.u32 r15, %thread_position_in_threadgroup.x\n"
+    << "    shl.u32 r10, r0, 3\n";
+  for (int v = 1; v <= kValues; ++v) {
+    s << "    add.u32 r11, r10, " << (v - 1) << "\n"
+      << "    ld.device.u32 " << Reg(v) << ", [u0 + r11*4]\n";
+  }
+  const auto condition = [&]() -> std::string {
+    switch (rng() % 4) {
+      case 0:
+        return "and.u32 r12, r0, " + std::to_string(1 + rng() % 7);
+      case 1:  // whole SIMD groups, or part of one
+        return "lt.u32 r12, r15, " + std::to_string(rng() % 80);
+      case 2:  // on the data: NaNs and all
+        return "gt.f32 r12, " + Reg(1 + static_cast<int>(rng() % kValues)) +
+               ", 1.5";
+      default:
+        return "eq.u32 r12, r0, r0";  // every lane
+    }
+  };
+  const auto branch = [&](const std::string& join) {
+    return std::string(rng() % 2 ? "bz" : "bnz") + " r12, " + join + ", " +
+           join;
+  };
+  const auto body = [&](int n) {
+    for (int i = 0; i < n; ++i) s << "    " << RandomInstruction(rng) << "\n";
+  };
+  const int blocks = 2 + static_cast<int>(rng() % 4);
+  const int faulty = fault ? static_cast<int>(rng() % blocks) : -1;
+  for (int b = 0; b < blocks; ++b) {
+    const std::string join = "join" + std::to_string(b);
+    switch (rng() % 4) {
+      case 0:  // two if-thens, the second in the first's body, one join
+        s << "    " << condition() << "\n    " << branch(join) << "\n";
+        body(1 + static_cast<int>(rng() % 4));
+        s << "    " << condition() << "\n    " << branch(join) << "\n";
+        break;
+      case 1:  // a barrier, then the branch alone
+        s << "    " << condition() << "\n"
+          << "    threadgroup_barrier.mem_threadgroup\n"
+          << "    " << branch(join) << "\n";
+        break;
+      case 2:  // a reduction's step: the lanes below a bound add a word
+        s << "    st.threadgroup.u32 [r15*4], " << Reg(1 + b % kValues) << "\n"
+          << "    threadgroup_barrier.mem_threadgroup\n"
+          << "    lt.u32 r12, r15, " << (1 << (rng() % 6)) << "\n"
+          << "    bz r12, " << join << ", " << join << "\n"
+          << "    add.u32 r9, r15, 1\n"
+          << "    ld.threadgroup.u32 r9, [r9*4]\n"
+          << "    add.u32 " << Reg(1 + b % kValues) << ", "
+          << Reg(1 + b % kValues) << ", r9\n";
+        break;
+      default:
+        s << "    " << condition() << "\n    " << branch(join) << "\n";
+        break;
+    }
+    body(1 + static_cast<int>(rng() % 12));
+    if (b == faulty) {
+      s << "    add.u32 r9, r0, 100000\n"
+        << "    ld.device.u32 r1, [u0 + r9*4]\n";
+      body(1);
+    }
+    s << join << ":\n"
+      << "    threadgroup_barrier.mem_threadgroup\n";
+  }
+  // An early return for the threads past a bound, the rest storing.
+  const std::string bound = std::to_string(100 + rng() % 150);
+  s << (rng() % 2
+            ? "    ge.u32 r12, r0, " + bound + "\n    bnz r12, out, out\n"
+            : "    lt.u32 r12, r0, " + bound + "\n    bz r12, out, out\n");
+  for (int v = 1; v <= kValues; ++v) {
+    s << "    add.u32 r11, r10, " << (v - 1) << "\n"
+      << "    st.device.u32 [u2 + r11*4], " << Reg(v) << "\n";
+  }
+  s << "out:\n    exit\n.end\n";
+  return s.str();
+}
+
+TEST(ExecutorDifferentialTest, IfThensGiveTheSameBitsAndCounts) {
+  std::mt19937 rng(1128);
+  int ran = 0;
+  int faulted = 0;
+  int if_thens = 0;
+  for (int program = 0; program < 80; ++program) {
+    const bool fault = program % 4 == 3;
+    const std::string text = IfThenProgram(rng, fault);
+    const Launch launch = RandomLaunch(rng, 200);  // a partial last group
+    const auto make = [&](Device& device) {
+      return device.newLibraryWithISA(text, "if_then.s");
+    };
+    const std::string what =
+        "program " + std::to_string(program) + ":\n" + text;
+    faulted += !RunOn(emu::Executor::kInterpreter, make, "k", launch).ok;
+    ran += ExpectSame(what, make, "k", launch, nullptr, &if_thens);
+    if (::testing::Test::HasFailure()) break;
+  }
+  EXPECT_EQ(ran, 80);
+  EXPECT_GT(if_thens, 200);  // most of the 2 to 5 blocks' and the return's
+  EXPECT_GT(faulted, 5);     // a faulting body's condition may hold nowhere
 }
 
 TEST(ExecutorDifferentialTest, AutoCompilesOnceADispatchIsBigEnough) {
