@@ -139,11 +139,21 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
         live_ &= ~mask | trips.body_mask;
       }
       const uint32_t beyond = head + body > n ? head + body - n : 0;
-      if (stop.until_check <= beyond) {
+      if (stop.until_check <= beyond + 1) {
         stop.until_check = StopSignal::kCheckInterval;
         if (stop.ShouldStop()) return status_ = SimdGroupStatus::kFaulted;
       } else {
         stop.until_check -= beyond;
+      }
+      if (code[top.pc].flow == Flow::kThreadgroupBarrier && mask == live_ &&
+          top.reconverge != top.pc) {
+        // A barrier next, reached by every live lane: the SIMD group waits
+        // there now (the switch below, without a way round the loop).
+        --stop.until_check;
+        ++stats.instructions;
+        stats.lane_instructions += counted_lanes_;
+        ++top.pc;
+        return status_ = SimdGroupStatus::kAtBarrier;
       }
       continue;
     }
