@@ -45,8 +45,10 @@ class Buffer {
  private:
   // Storage the buffer owns (null when the memory is the caller's), on a
   // page of its own as a Metal buffer's contents are: the kernels' SIMD
-  // group accesses then never split a host cache line needlessly.
+  // group accesses then never split a host cache line needlessly. Large
+  // ones are on huge pages (buffer.cpp). `size`: the bytes allocated.
   struct AlignedDelete {
+    uint64_t size;  // (no initializer: Buffer is not complete here)
     void operator()(uint8_t* p) const;
   };
   std::shared_ptr<emu::DeviceMemory> memory_;
