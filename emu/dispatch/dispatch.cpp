@@ -114,6 +114,12 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
       std::min(setup.timeout, kMaxTimeout);
   const auto body = [&](const tbb::blocked_range<uint64_t>& range) {
     WorkerState& w = workers.local();
+    // However the range ends, what it streamed is visible to the thread
+    // that reads the buffers after the dispatch.
+    struct Publish {
+      ThreadgroupRunner& runner;
+      ~Publish() { runner.PublishStreamedStores(); }
+    } publish{w.runner};
     StopSignal stop{start + timeout, &cancel, setup.interrupt};
     // Written only where a threadgroup fails, which ends the range.
     Fault fault;

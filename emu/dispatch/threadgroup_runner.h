@@ -8,6 +8,7 @@
 
 #include "emu/dispatch/dispatch.h"
 #include "emu/exec/simd_group.h"
+#include "emu/exec/streamed_stores.h"
 
 namespace mtlemu::emu {
 
@@ -23,6 +24,11 @@ class ThreadgroupRunner {
   bool Run(const DispatchSetup& setup, const Size3& position, StopSignal& stop,
            SimdGroupStats& stats, Fault& fault,
            ThreadgroupTrace* trace = nullptr, KernelChecker* checker = nullptr);
+
+  // Makes the stores that its threadgroups' compiled code streamed visible
+  // to the other host threads (emu/exec/streamed_stores.h): the dispatch
+  // calls it at the end of each range of threadgroups a thread ran.
+  void PublishStreamedStores() { FenceStreamedStores(ctx_); }
 
  private:
   // A kernel compiled whole (DecodedKernel::groups) on a threadgroup whose

@@ -51,6 +51,8 @@ struct ExecContext {
   KernelChecker* memory_checker = nullptr;
 
   JitRegion jit_regions[kJitRegions];
+  // Set by compiled code that streamed a store (streamed_stores.h).
+  bool streamed = false;
 
   uint32_t* Slot(uint16_t s) const { return slots + s * kLanes; }
 };

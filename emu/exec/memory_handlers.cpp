@@ -11,6 +11,7 @@
 #include "emu/exec/lane_loop.h"
 #include "emu/exec/memory_access.h"
 #include "emu/exec/opcode_traits.h"
+#include "emu/exec/streamed_stores.h"
 
 namespace mtlemu::emu {
 namespace {
@@ -274,6 +275,8 @@ uint32_t AtomicFloat(std::atomic_ref<uint32_t> ref, uint32_t v_bits) {
 
 template <Opcode op, ScalarType T>
 void Atomic(ExecContext& ctx, const DecodedInstruction& d) {
+  // What this thread streamed before is visible before the atomic is.
+  FenceStreamedStores(ctx);
   const isa::OpShape shape = opcode_traits::ShapeOf(op);
   const bool has_dst = shape != isa::OpShape::kAtomicStore;
   const int mem_pos = has_dst ? 1 : 0;

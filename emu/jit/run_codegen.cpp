@@ -4,6 +4,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include <tuple>
 
 #include "emu/exec/memory_access.h"
+#include "emu/exec/streamed_stores.h"
 
 namespace mtlemu::emu {
 namespace {
@@ -881,13 +883,20 @@ class RunEmitter {
             b_.CreateAdd(b_.CreateAdd(base, b_.getInt64(static_cast<uint64_t>(
                                                 int64_t{mem.displacement}))),
                          b_.CreateShl(index64, 2));
-        llvm::Value* span_host = DeviceSpan(lowest, b_.getInt64(4 * kLanes));
+        llvm::Value* region_length = nullptr;
+        llvm::Value* span_host =
+            DeviceSpan(lowest, b_.getInt64(4 * kLanes),
+                       load || !kStreamedStores ? nullptr : &region_length);
         auto* dense = llvm::BasicBlock::Create(c_, "dense", fn_);
         b_.CreateCondBr(
             b_.CreateICmpNE(span_host, llvm::Constant::getNullValue(ptr_)),
             dense, general);
         b_.SetInsertPoint(dense);
-        EmitDense(load, span_host, stored, merge, incoming);
+        if (region_length != nullptr) {
+          EmitSpanStore(span_host, stored, region_length, merge);
+        } else {
+          EmitDense(load, span_host, stored, merge, incoming);
+        }
         b_.SetInsertPoint(general);
       }
       // One device region holds the active lanes' span (SpanOf).
@@ -1023,8 +1032,10 @@ class RunEmitter {
 
   // The host address of [lowest, lowest + length) where one device region
   // holds it, else null: this memory instruction's JitRegion when it holds
-  // the span, else DeviceSpanHost.
-  llvm::Value* DeviceSpan(llvm::Value* lowest, llvm::Value* length) {
+  // the span, else DeviceSpanHost. With `region_length`, that region's
+  // length too (meaningful where the address is not null).
+  llvm::Value* DeviceSpan(llvm::Value* lowest, llvm::Value* length,
+                          llvm::Value** region_length = nullptr) {
     const uint32_t cache = next_region_++ % kJitRegions;
     llvm::Value* entry =
         FieldOf(offsetof(ExecContext, jit_regions) + cache * sizeof(JitRegion));
@@ -1061,7 +1072,40 @@ class RunEmitter {
     llvm::PHINode* result = b_.CreatePHI(ptr_, 2);
     result->addIncoming(host, found);
     result->addIncoming(looked_up, miss);
+    if (region_length != nullptr) {
+      // The entry holds the region now, found or just looked up.
+      *region_length = b_.CreateLoad(
+          i64, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), entry,
+                                             offsetof(JitRegion, length)));
+    }
     return result;
+  }
+
+  // The store of a SIMD group's 32 consecutive words at `host` in a device
+  // region `region_length` long, then to `merge`: streamed past the caches
+  // (streamed_stores.h) where the region is long and the words fill two
+  // whole host cache lines, else an ordinary store.
+  void EmitSpanStore(llvm::Value* host, llvm::Value* stored,
+                     llvm::Value* region_length, llvm::BasicBlock* merge) {
+    llvm::Value* aligned = b_.CreateICmpEQ(
+        b_.CreateAnd(b_.CreatePtrToInt(host, b_.getInt64Ty()), b_.getInt64(63)),
+        b_.getInt64(0));
+    llvm::Value* long_region =
+        b_.CreateICmpUGE(region_length, b_.getInt64(kStreamedStoreMinLength));
+    auto* streamed = llvm::BasicBlock::Create(c_, "streamed", fn_);
+    auto* cached = llvm::BasicBlock::Create(c_, "cached", fn_);
+    b_.CreateCondBr(b_.CreateAnd(aligned, long_region), streamed, cached);
+    b_.SetInsertPoint(streamed);
+    llvm::StoreInst* store =
+        b_.CreateAlignedStore(stored, host, llvm::Align(64));
+    store->setMetadata(
+        llvm::LLVMContext::MD_nontemporal,
+        llvm::MDNode::get(c_, llvm::ConstantAsMetadata::get(b_.getInt32(1))));
+    b_.CreateStore(b_.getInt8(1), FieldOf(offsetof(ExecContext, streamed)));
+    b_.CreateBr(merge);
+    b_.SetInsertPoint(cached);
+    b_.CreateAlignedStore(stored, host, llvm::Align(1));
+    b_.CreateBr(merge);
   }
 
   // Flush's stores, leaving the cache as it is (dirty values stay dirty:
