@@ -26,8 +26,13 @@ void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
   // Lane positions in the threadgroup, by counting from the first lane's
   // (no division per lane).
   const auto positions = [&](int axis) {
-    uint32_t p[3] = {first % size[0], (first / size[0]) % size[1],
-                     first / (size[0] * size[1])};
+    // (Divisions cost: a one-dimensional threadgroup needs none.)
+    uint32_t p[3] = {first, 0, 0};
+    if (first >= size[0]) {
+      p[0] = first % size[0];
+      p[1] = (first / size[0]) % size[1];
+      p[2] = first / (size[0] * size[1]);
+    }
     if (p[0] + kLanes <= size[0]) {  // the lanes are in one row
       if (axis != 0) return uniform(p[axis]);
       for (int l = 0; l < kLanes; ++l) slot[l] = p[0] + l;

@@ -92,7 +92,9 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       counted_lanes_ = static_cast<uint64_t>(std::popcount(mask));
     }
     const DecodedInstruction& d = code[top.pc];
-    if (trace_ == nullptr && d.jit != nullptr) [[likely]] {
+    if (trace_ != nullptr) [[unlikely]] {
+      // Timed mode: one instruction at a time, each recorded below.
+    } else if (d.jit != nullptr) {
       // Compiled code: a straight run, maybe a loop round it or an if-then
       // after it (JitTrips). The budget keeps until_check at 1 or more.
       const uint32_t n = d.run_end > top.pc ? d.run_end - top.pc : 0;
@@ -156,8 +158,7 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
         return status_ = SimdGroupStatus::kAtBarrier;
       }
       continue;
-    }
-    if (d.run_end > top.pc && trace_ == nullptr) {
+    } else if (d.run_end > top.pc) {
       // A straight run: its handlers back to back, under one mask.
       const uint32_t end = d.run_end;
       const uint64_t n = end - top.pc;
