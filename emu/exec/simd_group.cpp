@@ -98,12 +98,7 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       // Compiled code: a straight run, maybe a loop round it or an if-then
       // after it (JitTrips). The budget keeps until_check at 1 or more.
       const uint32_t n = d.run_end > top.pc ? d.run_end - top.pc : 0;
-      if (stop.until_check <= n) {
-        stop.until_check = StopSignal::kCheckInterval;
-        if (stop.ShouldStop()) return status_ = SimdGroupStatus::kFaulted;
-      } else {
-        stop.until_check -= n;
-      }
+      if (stop.Spend(n)) return status_ = SimdGroupStatus::kFaulted;
       ctx.mask = mask;
       // Each time round a compiled loop is the run and its branch.
       JitTrips trips{stop.until_check - 1, 0};
@@ -140,18 +135,15 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
         // where the interpreter takes the branch.
         live_ &= ~mask | trips.body_mask;
       }
+      // A barrier next, reached by every live lane: the SIMD group waits
+      // there now (the switch below, without a way round the loop).
+      const bool at_barrier = code[top.pc].flow == Flow::kThreadgroupBarrier &&
+                              mask == live_ && top.reconverge != top.pc;
       const uint32_t beyond = head + body > n ? head + body - n : 0;
-      if (stop.until_check <= beyond + 1) {
-        stop.until_check = StopSignal::kCheckInterval;
-        if (stop.ShouldStop()) return status_ = SimdGroupStatus::kFaulted;
-      } else {
-        stop.until_check -= beyond;
+      if (stop.Spend(beyond + at_barrier)) {
+        return status_ = SimdGroupStatus::kFaulted;
       }
-      if (code[top.pc].flow == Flow::kThreadgroupBarrier && mask == live_ &&
-          top.reconverge != top.pc) {
-        // A barrier next, reached by every live lane: the SIMD group waits
-        // there now (the switch below, without a way round the loop).
-        --stop.until_check;
+      if (at_barrier) {
         ++stats.instructions;
         stats.lane_instructions += counted_lanes_;
         ++top.pc;
@@ -162,12 +154,7 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       // A straight run: its handlers back to back, under one mask.
       const uint32_t end = d.run_end;
       const uint64_t n = end - top.pc;
-      if (stop.until_check <= n) {
-        stop.until_check = StopSignal::kCheckInterval;
-        if (stop.ShouldStop()) return status_ = SimdGroupStatus::kFaulted;
-      } else {
-        stop.until_check -= n;
-      }
+      if (stop.Spend(n)) return status_ = SimdGroupStatus::kFaulted;
       ctx.mask = mask;
       for (uint32_t pc = top.pc; pc < end; ++pc) {
         code[pc].fn(ctx, code[pc]);
@@ -185,10 +172,7 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       top.pc = end;
       continue;
     }
-    if (--stop.until_check == 0) {
-      stop.until_check = StopSignal::kCheckInterval;
-      if (stop.ShouldStop()) return status_ = SimdGroupStatus::kFaulted;
-    }
+    if (stop.Spend(1)) return status_ = SimdGroupStatus::kFaulted;
     previous = current;
     current = top.pc;
     if (trace_ != nullptr) [[unlikely]] {

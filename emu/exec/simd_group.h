@@ -47,6 +47,17 @@ struct StopSignal {
   // Whether the dispatch must stop now (timeout, interrupt or
   // cancellation); sets timed_out or interrupted.
   bool ShouldStop();
+
+  // Counts `n` instructions towards the next look (which leaves
+  // until_check at 1 or more); true when that look says stop.
+  bool Spend(uint64_t n) {
+    if (until_check <= n) {
+      until_check = kCheckInterval;
+      return ShouldStop();
+    }
+    until_check -= n;
+    return false;
+  }
 };
 
 class SimdGroup {
