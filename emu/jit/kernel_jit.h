@@ -3,8 +3,7 @@
 // (DecodedKernel::jit). The interpreter stays the reference: it runs
 // everything the JIT does not (control flow other than loops round one run
 // and if-thens round one, barriers, timed mode, runs with nothing to
-// inline), and a kernel whose compile fails runs on it
-// alone, with a note.
+// inline), and a kernel whose compile fails runs on it alone, with a note.
 #pragma once
 
 #include <optional>
@@ -34,8 +33,8 @@ std::optional<Executor> ParseExecutor(std::string_view name);
 // inlined instructions) and each if-then whose body is one run, with the
 // run before its branch (run_codegen.h's IfThenEnd), setting
 // DecodedInstruction::jit where each starts and DecodedKernel::jit to the
-// code's owner. Returns
-// false with `note` set when LLVM failed; the kernel is then unchanged.
+// code's owner. Returns false with `note` set when LLVM failed; the kernel
+// is then unchanged.
 bool CompileRuns(DecodedKernel& kernel, std::string& note);
 
 }  // namespace mtlemu::emu

@@ -1,11 +1,12 @@
 // The JIT execution path against the interpreter, bit for bit: random ISA
 // programs (every inlined opcode and type, special values, divergent
 // lanes, loops gone round in compiled code or not, handlers called in the
-// middle of compiled runs, faults there), straight programs that the JIT
-// compiles whole, on threadgroups of every shape, and
-// every kernel of the MSL corpus (tests/compiler/msl_corpus) on random
-// inputs run on both; their buffers, faults and instruction counts must be
-// the same. The interpreter is the reference: its own tests check it
+// middle of compiled runs, faults there), programs of if-thens that the
+// JIT compiles with the run before them, straight programs that it
+// compiles whole, on threadgroups of every shape, and every kernel of the
+// MSL corpus (tests/compiler/msl_corpus) on random inputs run on both;
+// their buffers, faults and instruction and lane-instruction counts must
+// be the same. The interpreter is the reference: its own tests check it
 // against hand-computed values.
 #include <gtest/gtest.h>
 
