@@ -33,9 +33,9 @@ uint32_t IfThenEnd(const DecodedKernel& kernel, uint32_t pc);
 
 // Emits the run [begin, end) of `kernel` as `name` into `module`, with
 // JitRun's signature (emu/exec/exec_context.h), and the if-then after it
-// where there is one (`end` == `begin`: the branch alone before it); null (and
-// nothing emitted) if an instruction JitInlines accepts has no inline code, a
-// defect of the emitter that then costs speed, not a wrong result.
+// where there is one (`end` == `begin`: no run, the branch alone); null
+// (and nothing emitted) if an instruction JitInlines accepts has no inline
+// code, a defect of the emitter that then costs speed, not a wrong result.
 llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,
                         uint32_t begin, uint32_t end, const std::string& name);
 
