@@ -19,10 +19,15 @@ std::align_val_t AlignmentFor(uint64_t size) {
   return std::align_val_t{size >= 2 * kHugePage ? kHugePage : kPage};
 }
 
-// Zeroed bytes, rounded up to 16 so vector accesses of the last element
-// stay in host memory (the mapped length is the exact one).
-uint8_t* NewBytes(uint64_t length) {
-  const uint64_t size = (length + 15) & ~uint64_t{15};
+// The bytes allocated for `length`: rounded up to 16 so vector accesses of
+// the last element stay in host memory (the mapped length is the exact
+// one).
+uint64_t AllocatedSize(uint64_t length) {
+  return (length + 15) & ~uint64_t{15};
+}
+
+// `size` zeroed bytes.
+uint8_t* NewBytes(uint64_t size) {
   const std::align_val_t alignment = AlignmentFor(size);
   auto* p = static_cast<uint8_t*>(::operator new(size, alignment));
 #if defined(MADV_HUGEPAGE)
@@ -43,7 +48,8 @@ void Buffer::AlignedDelete::operator()(uint8_t* p) const {
 
 Buffer::Buffer(std::shared_ptr<emu::DeviceMemory> memory, uint64_t length)
     : memory_(std::move(memory)),
-      bytes_(NewBytes(length), AlignedDelete{(length + 15) & ~uint64_t{15}}),
+      bytes_(NewBytes(AllocatedSize(length)),
+             AlignedDelete{AllocatedSize(length)}),
       host_(bytes_.get()),
       length_(length),
       gpu_address_(

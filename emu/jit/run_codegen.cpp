@@ -250,9 +250,7 @@ class RunEmitter {
     // Times round the budget allows: the run and its branch each time (a
     // division by a constant: a multiply).
     limit_ = b_.CreateUDiv(
-        b_.CreateLoad(b_.getInt64Ty(),
-                      b_.CreateConstInBoundsGEP1_64(
-                          b_.getInt8Ty(), trips_, offsetof(JitTrips, budget))),
+        b_.CreateLoad(b_.getInt64Ty(), TripsField(offsetof(JitTrips, budget))),
         b_.getInt64(end - begin + 1), "limit");
     llvm::BasicBlock* entry = b_.GetInsertBlock();
     header_ = llvm::BasicBlock::Create(c_, "loop", fn_);
@@ -276,10 +274,7 @@ class RunEmitter {
   void LeaveLoop(
       const DecodedInstruction& branch,
       const std::vector<std::pair<uint16_t, llvm::PHINode*>>& carried) {
-    llvm::Value* c = Get(branch.slot[0]);
-    llvm::Value* taken = branch.flow == Flow::kBranchNonZero
-                             ? b_.CreateICmpNE(c, Splat(0))
-                             : b_.CreateICmpEQ(c, Splat(0));
+    llvm::Value* taken = Takes(branch, true);
     llvm::Value* all =
         b_.CreateUnaryIntrinsic(llvm::Intrinsic::vector_reduce_and,
                                 b_.CreateOr(taken, b_.CreateNot(active_)));
@@ -325,18 +320,11 @@ class RunEmitter {
   // EmitBody.
   bool EmitIfThen(uint32_t begin, uint32_t branch, uint32_t join) {
     const DecodedInstruction& d = kernel_.code[branch];
-    const auto field = [&](size_t offset) {
-      return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), trips_, offset);
-    };
     b_.CreateStore(b_.getInt32(branch - begin + 1),
-                   field(offsetof(JitTrips, head)));
-    llvm::Value* c = Get(d.slot[0]);
-    llvm::Value* falls = d.flow == Flow::kBranchZero
-                             ? b_.CreateICmpNE(c, Splat(0))
-                             : b_.CreateICmpEQ(c, Splat(0));
-    llvm::Value* active = b_.CreateAnd(active_, falls, "then_active");
+                   TripsField(offsetof(JitTrips, head)));
+    llvm::Value* active = b_.CreateAnd(active_, Takes(d, false), "then_active");
     llvm::Value* mask = b_.CreateBitCast(active, i32_, "then_mask");
-    b_.CreateStore(mask, field(offsetof(JitTrips, body_mask)));
+    b_.CreateStore(mask, TripsField(offsetof(JitTrips, body_mask)));
     // Lanes that exit at the join read no register again: nothing to write
     // back. Else what the run changed goes back under its own lanes; the
     // values stay valid in the body, whose lanes are among those.
@@ -373,9 +361,7 @@ class RunEmitter {
                                                    offsetof(JitGroups, done)));
     }
     if (count_ == nullptr) return;
-    b_.CreateStore(count_,
-                   b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), trips_,
-                                                 offsetof(JitTrips, taken)));
+    b_.CreateStore(count_, TripsField(offsetof(JitTrips, taken)));
   }
 
   // EmitGroups: the registers back to zero where the SIMD group before
@@ -460,6 +446,18 @@ class RunEmitter {
     return true;
   }
 
+  // The lanes where conditional `branch` goes to its target (`taken`), or
+  // falls through (not `taken`), as <32 x i1>.
+  llvm::Value* Takes(const DecodedInstruction& branch, bool taken) {
+    llvm::Value* c = Get(branch.slot[0]);
+    return (branch.flow == Flow::kBranchNonZero) == taken
+               ? b_.CreateICmpNE(c, Splat(0))
+               : b_.CreateICmpEQ(c, Splat(0));
+  }
+
+  llvm::Value* TripsField(size_t offset) {
+    return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), trips_, offset);
+  }
   llvm::Value* FieldOf(size_t offset) {
     return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), ctx_, offset);
   }
