@@ -1,6 +1,7 @@
 #include "emu/dispatch/threadgroup_runner.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "emu/exec/exec_context.h"
@@ -224,6 +225,10 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
       size[0] % kLanes == 0 && kernel.kernel->thread_memory == 0) {
     return RunWhole(setup, position, size, stop, stats, fault);
   }
+  if (!kernel.phases.empty() && trace == nullptr && checker == nullptr &&
+      threads % kLanes == 0 && kernel.kernel->thread_memory == 0) {
+    return RunPhases(setup, position, size, stop, stats, fault);
+  }
   const uint32_t count = (threads + kLanes - 1) / kLanes;
   if (simd_groups_.size() < count) simd_groups_.resize(count);
   if (trace != nullptr) {
@@ -346,6 +351,77 @@ bool ThreadgroupRunner::RunWhole(const DispatchSetup& setup,
       return false;
     }
     first += groups.count;
+  }
+  return true;
+}
+
+bool ThreadgroupRunner::RunPhases(const DispatchSetup& setup,
+                                  const Size3& position, const Size3& size,
+                                  StopSignal& stop, SimdGroupStats& stats,
+                                  Fault& fault) {
+  const DecodedKernel& kernel = *setup.kernel;
+  const uint32_t count = size[0] * size[1] * size[2] / kLanes;
+  if (simd_groups_.size() < count) simd_groups_.resize(count);
+  FillThreadgroupMemory(setup, position);
+  files_.resize(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    StartSimdGroup(setup, position, size, i);
+    files_[i] = simd_groups_[i].lane_file().data();
+  }
+  ExecContext& ctx = PrepareContext(setup, fault, nullptr);
+  ctx.mask = kAllLanes;
+  for (const DecodedKernel::Phase& phase : kernel.phases) {
+    // Each SIMD group runs the head, maybe the body, and the barrier or
+    // `exit` the phase ends at; at `exit`, the lanes that skipped the body
+    // (where some ran it) are done at the branch already, as in
+    // SimdGroup::Run.
+    const bool exits = kernel.code[phase.end].flow == Flow::kExit;
+    const uint64_t most = phase.head + phase.body + uint64_t{1};
+    for (uint32_t first = 0; first < count;) {
+      // The SIMD groups that fit before the next look at the stop signal.
+      const uint64_t fit = (stop.until_check - 1) / most;
+      if (fit == 0) {
+        stop.until_check = StopSignal::kCheckInterval;
+        if (stop.ShouldStop()) return false;
+        continue;
+      }
+      JitPhase run;
+      run.files = files_.data() + first;
+      run.count = static_cast<uint32_t>(std::min<uint64_t>(fit, count - first));
+      uint32_t ran = 0;
+      if (phase.run != nullptr) {
+        ran = phase.run(&ctx, kernel.code.data(), &run);
+      } else {
+        run.done = run.count;
+      }
+      const uint64_t done = run.done;
+      const uint64_t skipped = done - run.bodies;
+      const uint64_t instructions =
+          done * (phase.head + uint64_t{1}) + run.bodies * uint64_t{phase.body};
+      stop.until_check -= instructions;
+      stats.instructions += instructions;
+      stats.lane_instructions +=
+          done * phase.head * kLanes + run.body_lanes * phase.body +
+          (exits && phase.body != 0 ? run.body_lanes + skipped * kLanes
+                                    : done * kLanes);
+      if (ctx.faulted) {
+        // The SIMD group after those done, up to its faulting instruction.
+        const uint64_t through = ran + uint64_t{1};
+        const uint64_t head = std::min<uint64_t>(through, phase.head);
+        const uint64_t body = through - head;
+        stats.instructions += through;
+        stats.lane_instructions +=
+            head * kLanes +
+            body * static_cast<uint64_t>(std::popcount(run.trips.body_mask));
+        fault.simdgroup = first + run.done;
+        fault.pc = phase.begin + ran;
+        fault.threadgroup_position = position;
+        fault.thread_position = ThreadPositionInGrid(
+            setup.grid, position, size, fault.simdgroup * kLanes + fault.lane);
+        return false;
+      }
+      first += run.count;
+    }
   }
   return true;
 }

@@ -37,6 +37,12 @@ class ThreadgroupRunner {
   bool RunWhole(const DispatchSetup& setup, const Size3& position,
                 const Size3& size, StopSignal& stop, SimdGroupStats& stats,
                 Fault& fault);
+  // A kernel compiled a phase at a time (DecodedKernel::phases) on a
+  // threadgroup of whole SIMD groups: each phase for all of its SIMD
+  // groups in order, in native code, then the next.
+  bool RunPhases(const DispatchSetup& setup, const Size3& position,
+                 const Size3& size, StopSignal& stop, SimdGroupStats& stats,
+                 Fault& fault);
   // ctx_ set for a threadgroup (after FillThreadgroupMemory).
   ExecContext& PrepareContext(const DispatchSetup& setup, Fault& fault,
                               KernelChecker* checker);
@@ -48,6 +54,7 @@ class ThreadgroupRunner {
   // compiled code's region cache (ExecContext::jit_regions).
   ExecContext ctx_;
   std::vector<SimdGroup> simd_groups_;
+  std::vector<uint32_t*> files_;  // RunPhases: each SIMD group's lane file
   std::vector<uint8_t> threadgroup_memory_;
   std::vector<uint8_t> thread_memory_;  // per SIMD group, per lane
   // Checks: the SIMD groups released from a barrier, with its instruction;

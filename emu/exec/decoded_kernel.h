@@ -35,6 +35,18 @@ struct DecodedKernel {
   // The whole kernel compiled, where it is one straight run and then
   // `exit` (JitGroups), else null.
   JitGroupRun groups = nullptr;
+  // Where threadgroup barriers cut the kernel into phases that are each a
+  // run and maybe an if-then (JitPhase), the phases in order, the last
+  // ending at `exit`; else empty.
+  struct Phase {
+    uint32_t begin = 0;
+    uint32_t end = 0;   // the barrier or `exit` it ends at
+    uint32_t head = 0;  // instructions up to and with the if-then's branch,
+                        // or all of them where there is none
+    uint32_t body = 0;  // the if-then's body (0: no if-then)
+    JitPhaseRun run = nullptr;  // null: no instruction before `end`
+  };
+  std::vector<Phase> phases;
   // Why the JIT was asked for and not used (its compile failed), else
   // empty: the kernel then runs on the interpreter alone.
   std::string jit_note;

@@ -112,6 +112,32 @@ using JitGroupRun = uint32_t (*)(ExecContext* ctx,
                                  const DecodedInstruction* code,
                                  JitGroups* groups);
 
+// A kernel whose threadgroup barriers cut it into phases, each a straight
+// run and maybe an if-then after it (run_codegen.h's IfThenEnd), up to the
+// next barrier or `exit`, compiled a phase at a time (emu/jit/): a phase's
+// code runs `count` SIMD groups of one threadgroup one after the other,
+// from SIMD group `first`, each with all 32 lanes live and its own lane
+// file (`files[i]`: SIMD group first + i's, from StartSimdGroup or the
+// phases before); ctx->mask is all lanes. `trips` is each one's head and
+// body_mask as for JitRun; `bodies` counts those whose if-then body ran,
+// `body_lanes` the lanes that ran it.
+struct JitPhase {
+  uint32_t* const* files = nullptr;
+  uint32_t count = 0;
+  uint32_t done = 0;  // out: the SIMD groups that reached the phase's end
+  JitTrips trips;
+  uint32_t bodies = 0;
+  uint64_t body_lanes = 0;
+};
+
+// Returns the distance from the phase's first instruction to its end (the
+// barrier or `exit`) when all `count` SIMD groups got there; when one
+// faults (ctx->faulted), `done` SIMD groups got there before it and the
+// return value is the faulting instruction's index, as for JitRun.
+using JitPhaseRun = uint32_t (*)(ExecContext* ctx,
+                                 const DecodedInstruction* code,
+                                 JitPhase* phase);
+
 // What the executor does after (or instead of) calling the handler.
 enum class Flow : uint8_t {
   kNext,      // run the handler, go on

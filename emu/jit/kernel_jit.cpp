@@ -99,7 +99,8 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
       pc = end - 1;
     }
   }
-  if (runs.empty()) return true;
+  std::vector<DecodedKernel::Phase> phases = FindPhases(kernel);
+  if (runs.empty() && phases.empty()) return true;
   Jit& jit = TheJit();
   if (!jit.lljit) {
     note = "the JIT could not start (" + jit.error + ")";
@@ -120,10 +121,24 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
       return false;
     }
   }
+  const auto phase_name = [&](const DecodedKernel::Phase& phase) {
+    return prefix + "_phase" + std::to_string(phase.begin);
+  };
+  for (const DecodedKernel::Phase& phase : phases) {
+    if (phase.begin < phase.end &&
+        EmitPhase(*module, kernel, phase, phase_name(phase)) == nullptr) {
+      note =
+          "the JIT has no inline code for an instruction it chose to "
+          "inline (in the phase at pc " +
+          std::to_string(phase.begin) + ")";
+      return false;
+    }
+  }
   // A kernel that is one run and then `exit` is compiled whole as well.
   const uint32_t entry_end = kernel.code[0].run_end;
   const bool whole =
-      runs.front().begin == 0 && entry_end < kernel.code.size() &&
+      !runs.empty() && runs.front().begin == 0 &&
+      entry_end < kernel.code.size() &&
       kernel.code[entry_end].flow == Flow::kExit &&
       EmitGroups(*module, kernel, entry_end, prefix + "_groups") != nullptr;
   std::string problems;
@@ -162,10 +177,17 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
     if (address == nullptr) return false;
     groups = reinterpret_cast<JitGroupRun>(address);
   }
+  for (DecodedKernel::Phase& phase : phases) {
+    if (phase.begin == phase.end) continue;
+    void* address = lookup(phase_name(phase));
+    if (address == nullptr) return false;
+    phase.run = reinterpret_cast<JitPhaseRun>(address);
+  }
   for (size_t i = 0; i < runs.size(); ++i) {
     kernel.code[runs[i].begin].jit = found[i];
   }
   kernel.groups = groups;
+  kernel.phases = std::move(phases);
   kernel.jit = std::move(code);
   return true;
 }

@@ -2,8 +2,9 @@
 // native code with LLVM ORC (run_codegen.h), kept alive by the kernel
 // (DecodedKernel::jit). The interpreter stays the reference: it runs
 // everything the JIT does not (control flow other than loops round one run
-// and if-thens round one, barriers, timed mode, runs with nothing to
-// inline), and a kernel whose compile fails runs on it alone, with a note.
+// and if-thens round one, barriers outside kernels cut into phases, timed
+// mode, runs with nothing to inline), and a kernel whose compile fails runs
+// on it alone, with a note.
 #pragma once
 
 #include <optional>
@@ -33,8 +34,10 @@ std::optional<Executor> ParseExecutor(std::string_view name);
 // inlined instructions) and each if-then whose body is one run, with the
 // run before its branch (run_codegen.h's IfThenEnd), setting
 // DecodedInstruction::jit where each starts and DecodedKernel::jit to the
-// code's owner. Returns false with `note` set when LLVM failed; the kernel
-// is then unchanged.
+// code's owner; and the kernel whole where it is one run and `exit`
+// (DecodedKernel::groups) or, a phase at a time, where threadgroup barriers
+// cut it into runs and if-thens (DecodedKernel::phases). Returns false with
+// `note` set when LLVM failed; the kernel is then unchanged.
 bool CompileRuns(DecodedKernel& kernel, std::string& note);
 
 }  // namespace mtlemu::emu

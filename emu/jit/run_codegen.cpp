@@ -117,7 +117,11 @@ class RunEmitter {
     std::vector<std::pair<uint16_t, llvm::PHINode*>> carried;
     if (loop) carried = EnterLoop(begin, end);
     if (!EmitBody(begin, end, begin)) return Discard();
-    if (join != 0) return EmitIfThen(begin, end, join) ? fn_ : Discard();
+    if (join != 0) {
+      if (!EmitIfThen(begin, end, join)) return Discard();
+      b_.CreateRet(b_.getInt32(join - begin));
+      return fn_;
+    }
     if (loop) LeaveLoop(*next, carried);
     // Lanes that exit next read no register again: nothing to write back.
     if (next == nullptr || next->flow != Flow::kExit) Flush();
@@ -126,11 +130,77 @@ class RunEmitter {
     return fn_;
   }
 
+  // `phase` as JitPhaseRun: its run and if-then once for each SIMD group,
+  // in its own lane file, with every lane active.
+  llvm::Function* EmitPhase(const DecodedKernel::Phase& phase,
+                            const std::string& name) {
+    llvm::Value* arg = BeginFunction(name);
+    trips_ = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), arg,
+                                           offsetof(JitPhase, trips));
+    done_ = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), arg,
+                                          offsetof(JitPhase, done));
+    const auto field = [&](size_t offset) {
+      return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), arg, offset);
+    };
+    llvm::Value* files =
+        b_.CreateLoad(ptr_, field(offsetof(JitPhase, files)), "files");
+    llvm::Value* count =
+        b_.CreateLoad(i32_, field(offsetof(JitPhase, count)), "count");
+    llvm::BasicBlock* entry = b_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(c_, "simdgroup", fn_);
+    auto* body = llvm::BasicBlock::Create(c_, "body", fn_);
+    auto* done = llvm::BasicBlock::Create(c_, "done", fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    group_ = b_.CreatePHI(i32_, 2, "k");
+    group_->addIncoming(b_.getInt32(0), entry);
+    b_.CreateCondBr(b_.CreateICmpULT(group_, count), body, done);
+
+    b_.SetInsertPoint(done);
+    StoreProgress();
+    b_.CreateRet(b_.getInt32(phase.end - phase.begin));
+
+    b_.SetInsertPoint(body);
+    slots_ =
+        b_.CreateLoad(ptr_,
+                      b_.CreateInBoundsGEP(
+                          ptr_, files, b_.CreateZExt(group_, b_.getInt64Ty())),
+                      "slots");
+    b_.CreateStore(slots_, FieldOf(offsetof(ExecContext, slots)));
+    mask_ = b_.getInt32(~0u);
+    active_ = llvm::ConstantVector::getSplat(
+        llvm::ElementCount::getFixed(kLanes), b_.getTrue());
+    all_active_ = b_.getTrue();
+    const uint32_t branch = phase.begin + phase.head - (phase.body != 0);
+    if (!EmitBody(phase.begin, branch, phase.begin)) return Discard();
+    if (phase.body != 0) {
+      llvm::Value* mask = EmitIfThen(phase.begin, branch, phase.end);
+      if (mask == nullptr) return Discard();
+      const auto add = [&](size_t offset, llvm::Value* v) {
+        llvm::Value* at = field(offset);
+        b_.CreateStore(b_.CreateAdd(b_.CreateLoad(v->getType(), at), v), at);
+      };
+      add(offsetof(JitPhase, bodies),
+          b_.CreateZExt(b_.CreateICmpNE(mask, b_.getInt32(0)), i32_));
+      add(offsetof(JitPhase, body_lanes),
+          b_.CreateZExt(b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, mask),
+                        b_.getInt64Ty()));
+    } else if (kernel_.code[phase.end].flow != Flow::kExit) {
+      Flush();
+    }
+    group_->addIncoming(b_.CreateAdd(group_, b_.getInt32(1)),
+                        b_.GetInsertBlock());
+    b_.CreateBr(header);
+    return fn_;
+  }
+
   // The kernel [0, end) then `exit`, as JitGroupRun: the run once for each
   // SIMD group, with every lane active; null if it reads a special register
   // that WriteSpecials does not know.
   llvm::Function* EmitGroups(uint32_t end, const std::string& name) {
     groups_ = BeginFunction(name);
+    done_ = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), groups_,
+                                          offsetof(JitGroups, done));
     llvm::BasicBlock* entry = b_.GetInsertBlock();
     mask_ = b_.getInt32(~0u);
     active_ = llvm::ConstantVector::getSplat(
@@ -316,9 +386,9 @@ class RunEmitter {
 
   // After the run [begin, branch): the if-then of IfThenEnd, its body
   // [branch + 1, join) under the active lanes that fall through the
-  // branch, then the return of join's distance from `begin`. False as
-  // EmitBody.
-  bool EmitIfThen(uint32_t begin, uint32_t branch, uint32_t join) {
+  // branch, leaving the insert point at the join. Returns the body's lanes
+  // (i32), null as EmitBody returns false.
+  llvm::Value* EmitIfThen(uint32_t begin, uint32_t branch, uint32_t join) {
     const DecodedInstruction& d = kernel_.code[branch];
     b_.CreateStore(b_.getInt32(branch - begin + 1),
                    TripsField(offsetof(JitTrips, head)));
@@ -335,31 +405,32 @@ class RunEmitter {
     b_.CreateCondBr(b_.CreateICmpNE(mask, b_.getInt32(0)), then, done);
 
     b_.SetInsertPoint(then);
-    llvm::Value* outer = mask_;
+    llvm::Value* const outer[3] = {mask_, active_, all_active_};
     llvm::Value* ctx_mask = FieldOf(offsetof(ExecContext, mask));
     b_.CreateStore(mask, ctx_mask);  // for the handlers
     mask_ = mask;
     active_ = active;
     all_active_ = b_.CreateICmpEQ(mask, b_.getInt32(~0u), "then_all_active");
     patterns_.clear();  // worked out for the run's lanes
-    if (!EmitBody(branch + 1, join, begin)) return false;
+    if (!EmitBody(branch + 1, join, begin)) return nullptr;
     if (!exits) Flush();
-    b_.CreateStore(outer, ctx_mask);
+    b_.CreateStore(outer[0], ctx_mask);
     b_.CreateBr(done);
 
+    // Both ways' values are in the lane file now (or dead, at an exit).
     b_.SetInsertPoint(done);
-    b_.CreateRet(b_.getInt32(join - begin));
-    return true;
+    mask_ = outer[0];
+    active_ = outer[1];
+    all_active_ = outer[2];
+    cache_.clear();
+    patterns_.clear();
+    return mask;
   }
 
   // Tells the caller how often the loop went round, or how many SIMD
   // groups ran (before a return).
   void StoreProgress() {
-    if (group_ != nullptr) {
-      b_.CreateStore(group_,
-                     b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), groups_,
-                                                   offsetof(JitGroups, done)));
-    }
+    if (group_ != nullptr) b_.CreateStore(group_, done_);
     if (count_ == nullptr) return;
     b_.CreateStore(count_, TripsField(offsetof(JitTrips, taken)));
   }
@@ -1144,10 +1215,12 @@ class RunEmitter {
   llvm::PHINode* count_ = nullptr;
   llvm::Value* limit_ = nullptr;
   llvm::BasicBlock* header_ = nullptr;
-  // EmitGroups: its JitGroups, the SIMD group's number in the call, and
-  // whether the lane file's registers may be non-zero.
+  // EmitGroups: its JitGroups, the SIMD group's number in the call (also
+  // EmitPhase's, with where each says how many are done), and whether the
+  // lane file's registers may be non-zero.
   llvm::Value* groups_ = nullptr;
   llvm::PHINode* group_ = nullptr;
+  llvm::Value* done_ = nullptr;
   llvm::Value* flushed_ = nullptr;
   uint32_t next_region_ = 0;  // the JitRegion of the next memory access
   std::map<std::tuple<llvm::Value*, llvm::Value*, uint8_t>, LanePattern>
@@ -1182,6 +1255,46 @@ llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,
 llvm::Function* EmitGroups(llvm::Module& module, const DecodedKernel& kernel,
                            uint32_t end, const std::string& name) {
   return RunEmitter(module, kernel).EmitGroups(end, name);
+}
+
+std::vector<DecodedKernel::Phase> FindPhases(const DecodedKernel& kernel) {
+  std::vector<DecodedKernel::Phase> phases;
+  const auto& code = kernel.code;
+  bool barrier = false;
+  for (uint32_t pc = 0; pc < code.size();) {
+    DecodedKernel::Phase phase;
+    phase.begin = pc;
+    const uint32_t branch = std::max(code[pc].run_end, pc);
+    if (branch >= code.size()) return {};
+    phase.end = branch;
+    phase.head = branch - pc;
+    if (const uint32_t join = IfThenEnd(kernel, branch); join != 0) {
+      phase.end = join;
+      phase.head += 1;
+      phase.body = join - branch - 1;
+    }
+    phases.push_back(phase);
+    switch (code[phase.end].flow) {
+      case Flow::kThreadgroupBarrier:
+        barrier = true;
+        pc = phase.end + 1;
+        break;
+      case Flow::kExit:
+        // Worth it where SIMD groups would otherwise take turns at
+        // barriers, or run an if-then's join as a branch of their own.
+        if (!barrier && phase.body == 0) return {};
+        return phases;
+      default:
+        return {};
+    }
+  }
+  return {};
+}
+
+llvm::Function* EmitPhase(llvm::Module& module, const DecodedKernel& kernel,
+                          const DecodedKernel::Phase& phase,
+                          const std::string& name) {
+  return RunEmitter(module, kernel).EmitPhase(phase, name);
 }
 
 }  // namespace mtlemu::emu

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "emu/exec/decoded_kernel.h"
 
@@ -38,6 +39,19 @@ uint32_t IfThenEnd(const DecodedKernel& kernel, uint32_t pc);
 // code, a defect of the emitter that then costs speed, not a wrong result.
 llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,
                         uint32_t begin, uint32_t end, const std::string& name);
+
+// Where threadgroup barriers cut `kernel` into phases (JitPhase): from the
+// first instruction, each a straight run (maybe empty) and maybe an
+// if-then after it (IfThenEnd), up to a threadgroup barrier, the last to
+// `exit`. Returns them in order, their `run` null; empty where the kernel
+// has another shape, or is one run and `exit` (EmitGroups' shape).
+std::vector<DecodedKernel::Phase> FindPhases(const DecodedKernel& kernel);
+
+// Emits `phase` (one of FindPhases') as `name` with JitPhaseRun's
+// signature; null as EmitRun.
+llvm::Function* EmitPhase(llvm::Module& module, const DecodedKernel& kernel,
+                          const DecodedKernel::Phase& phase,
+                          const std::string& name);
 
 // Emits the kernel, one straight run [0, end) and then `exit`, as `name`
 // with JitGroupRun's signature (emu/exec/exec_context.h); null (and nothing

@@ -36,8 +36,9 @@ struct Outcome {
   uint64_t instructions = 0;
   uint64_t lane_instructions = 0;
   std::string jit_note;
-  bool whole = false;  // compiled whole (DecodedKernel::groups)
-  int if_thens = 0;    // compiled with the run before them (IfThenEnd)
+  bool whole = false;   // compiled whole (DecodedKernel::groups)
+  int if_thens = 0;     // compiled with the run before them (IfThenEnd)
+  bool phased = false;  // compiled a phase at a time (DecodedKernel::phases)
   std::vector<std::vector<uint8_t>> buffers;
 };
 
@@ -78,6 +79,7 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
   }
   const emu::DecodedKernel& decoded = pipeline.value()->kernelFor(1);
   out.whole = decoded.groups != nullptr;
+  out.phased = !decoded.phases.empty();
   for (uint32_t pc = 0; pc < decoded.code.size(); ++pc) {
     out.if_thens +=
         decoded.code[pc].jit != nullptr &&
@@ -123,16 +125,19 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
 
 // Both executors, compared. Returns false when the kernel did not run
 // (set-up error, the same on both). Counts in `whole` whether the JIT
-// compiled the kernel whole, in `if_thens` the if-thens it compiled.
+// compiled the kernel whole, in `if_thens` the if-thens it compiled, in
+// `phased` whether it compiled it a phase at a time.
 template <class MakeLibrary>
 bool ExpectSame(const std::string& what, MakeLibrary make,
                 const std::string& kernel, const Launch& launch,
-                int* whole = nullptr, int* if_thens = nullptr) {
+                int* whole = nullptr, int* if_thens = nullptr,
+                int* phased = nullptr) {
   const Outcome interpreted =
       RunOn(emu::Executor::kInterpreter, make, kernel, launch);
   const Outcome jitted = RunOn(emu::Executor::kJit, make, kernel, launch);
   if (whole != nullptr) *whole += jitted.whole;
   if (if_thens != nullptr) *if_thens += jitted.if_thens;
+  if (phased != nullptr) *phased += jitted.phased;
   EXPECT_EQ(interpreted.setup_error, jitted.setup_error) << what;
 
   if (!interpreted.setup_error.empty()) return false;
@@ -532,7 +537,10 @@ TEST(ExecutorDifferentialTest, StraightKernelsRunWholeWithTheSameBits) {
 // `bnz`, two that share their join, one right after a barrier (no run
 // before it), a reduction's step between barriers, and an early return to
 // `exit`; with `fault`, past the end of `in` in the lanes of one body.
-std::string IfThenProgram(std::mt19937& rng, bool fault) {
+// With `phases`, no if-then inside another, and a fault may come before a
+// branch as well: threadgroup barriers cut the program into runs and
+// if-thens (DecodedKernel::phases).
+std::string IfThenProgram(std::mt19937& rng, bool fault, bool phases = false) {
   std::ostringstream s;
   s << ".kernel k\n"
     << ".buffer 0 u0 device uint in\n"
@@ -567,9 +575,15 @@ std::string IfThenProgram(std::mt19937& rng, bool fault) {
   };
   const int blocks = 2 + static_cast<int>(rng() % 4);
   const int faulty = fault ? static_cast<int>(rng() % blocks) : -1;
+  const bool fault_before = phases && rng() % 2 == 0;
+  const auto faulting_load = [&] {
+    s << "    add.u32 r9, r0, 100000\n"
+      << "    ld.device.u32 r1, [u0 + r9*4]\n";
+  };
   for (int b = 0; b < blocks; ++b) {
     const std::string join = "join" + std::to_string(b);
-    switch (rng() % 4) {
+    if (b == faulty && fault_before) faulting_load();
+    switch (phases ? 1 + rng() % 3 : rng() % 4) {
       case 0:  // two if-thens, the second in the first's body, one join
         s << "    " << condition() << "\n    " << branch(join) << "\n";
         body(1 + static_cast<int>(rng() % 4));
@@ -595,9 +609,8 @@ std::string IfThenProgram(std::mt19937& rng, bool fault) {
         break;
     }
     body(1 + static_cast<int>(rng() % 12));
-    if (b == faulty) {
-      s << "    add.u32 r9, r0, 100000\n"
-        << "    ld.device.u32 r1, [u0 + r9*4]\n";
+    if (b == faulty && !fault_before) {
+      faulting_load();
       body(1);
     }
     s << join << ":\n"
@@ -637,6 +650,41 @@ TEST(ExecutorDifferentialTest, IfThensGiveTheSameBitsAndCounts) {
   EXPECT_EQ(ran, 80);
   EXPECT_GT(if_thens, 200);  // most of the 2 to 5 blocks' and the return's
   EXPECT_GT(faulted, 5);     // a faulting body's condition may hold nowhere
+}
+
+// The same programs cut into phases by their barriers, compiled a phase
+// at a time (DecodedKernel::phases) on threadgroups of whole SIMD groups:
+// one to eight of them, in one and two dimensions, beside a partial last
+// threadgroup that the interpreter runs.
+TEST(ExecutorDifferentialTest, BarrierPhasesGiveTheSameBitsAndCounts) {
+  const MTLSize kGroups[] = {{32, 1, 1}, {64, 1, 1}, {96, 1, 1},
+                             {16, 4, 1}, {32, 3, 1}, {256, 1, 1}};
+  std::mt19937 rng(1129);
+  int ran = 0;
+  int phased = 0;
+  int faulted = 0;
+  for (int program = 0; program < 60; ++program) {
+    const bool fault = program % 3 == 2;
+    const std::string text = IfThenProgram(rng, fault, /*phases=*/true);
+    const MTLSize group = kGroups[program % std::size(kGroups)];
+    const uint64_t threads = group.width * group.height;
+    // Three whole threadgroups, and every other time a partial fourth.
+    Launch launch = RandomLaunch(rng, 3 * threads + (program % 2) * 8);
+    launch.grid = {3 * group.width + (program % 2) * 8 / group.height,
+                   group.height, 1};
+    launch.group = group;
+    const auto make = [&](Device& device) {
+      return device.newLibraryWithISA(text, "phases.s");
+    };
+    const std::string what =
+        "program " + std::to_string(program) + ":\n" + text;
+    faulted += !RunOn(emu::Executor::kInterpreter, make, "k", launch).ok;
+    ran += ExpectSame(what, make, "k", launch, nullptr, nullptr, &phased);
+    if (::testing::Test::HasFailure()) break;
+  }
+  EXPECT_EQ(ran, 60);
+  EXPECT_EQ(phased, 60);  // every one was cut into phases
+  EXPECT_GT(faulted, 5);
 }
 
 TEST(ExecutorDifferentialTest, AutoCompilesOnceADispatchIsBigEnough) {
