@@ -183,6 +183,9 @@ struct DecodedInstruction {
   // The run from here as native code (emu/jit/kernel_jit.h), or null; with
   // an if-then after it (JitTrips), or here where this is the branch.
   JitRun jit = nullptr;
+  // The code that `jit` runs touches no memory and cannot fault: timed
+  // mode runs it as well, recording its instructions in stretches.
+  bool jit_alu_only = false;
   const isa::Instruction* inst = nullptr;
 };
 

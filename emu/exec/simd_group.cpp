@@ -72,6 +72,47 @@ struct LocalStats : SimdGroupStats {
 
 }  // namespace
 
+uint32_t SimdGroup::RunHandlers(const DecodedInstruction* code,
+                                ExecContext& ctx, uint32_t begin,
+                                uint32_t end) {
+  for (uint32_t pc = begin; pc < end; ++pc) {
+    code[pc].fn(ctx, code[pc]);
+    if (ctx.faulted) [[unlikely]] {
+      return pc;
+    }
+  }
+  return end;
+}
+
+uint32_t SimdGroup::RunTraced(const DecodedInstruction* code, ExecContext& ctx,
+                              uint32_t begin, uint32_t end, uint32_t mask) {
+  // Each instruction is recorded before it runs (RecordEvent); those that
+  // touch no memory and cannot fault are recorded in stretches, as one
+  // record each (SimdGroupTrace::AppendRun).
+  const auto lanes = static_cast<uint32_t>(counted_lanes_);
+  uint32_t unrecorded = begin;
+  for (uint32_t pc = begin; pc < end; ++pc) {
+    const DecodedInstruction& d = code[pc];
+    if (d.accesses_memory || d.flow != Flow::kNext) {
+      if (unrecorded < pc) {
+        trace_->AppendRun(unrecorded, static_cast<uint8_t>(lanes),
+                          pc - unrecorded);
+      }
+      RecordEvent(ctx, d, pc, mask, lanes, geometry_, *trace_);
+      unrecorded = pc + 1;
+    }
+    d.fn(ctx, d);
+    if (ctx.faulted) [[unlikely]] {
+      return pc;
+    }
+  }
+  if (unrecorded < end) {
+    trace_->AppendRun(unrecorded, static_cast<uint8_t>(lanes),
+                      end - unrecorded);
+  }
+  return end;
+}
+
 SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
                                StopSignal& stop, SimdGroupStats& total) {
   LocalStats stats(total);
@@ -92,9 +133,7 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       counted_lanes_ = static_cast<uint64_t>(std::popcount(mask));
     }
     const DecodedInstruction& d = code[top.pc];
-    if (trace_ != nullptr) [[unlikely]] {
-      // Timed mode: one instruction at a time, each recorded below.
-    } else if (d.jit != nullptr) {
+    if (d.jit != nullptr && (trace_ == nullptr || d.jit_alu_only)) {
       // Compiled code: a straight run, maybe a loop round it or an if-then
       // after it (JitTrips). The budget keeps until_check at 1 or more.
       const uint32_t n = d.run_end > top.pc ? d.run_end - top.pc : 0;
@@ -118,12 +157,24 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       }
       stats.instructions += head + body;
       stats.lane_instructions += head * counted_lanes_;
-      if (body != 0) {
-        stats.lane_instructions +=
-            body *
-            (trips.body_mask == mask
-                 ? counted_lanes_
-                 : static_cast<uint64_t>(std::popcount(trips.body_mask)));
+      const uint32_t body_lanes =
+          body == 0 ? 0
+          : trips.body_mask == mask
+              ? static_cast<uint32_t>(counted_lanes_)
+              : static_cast<uint32_t>(std::popcount(trips.body_mask));
+      stats.lane_instructions += uint64_t{body} * body_lanes;
+      if (trace_ != nullptr) [[unlikely]] {
+        // What the interpreter would have recorded: each time round, the
+        // run and its branch; then the run, the if-then's head and body.
+        const auto lanes = static_cast<uint8_t>(counted_lanes_);
+        for (uint64_t t = 0; t < trips.taken; ++t) {
+          trace_->AppendRun(top.pc, lanes, n + 1);
+        }
+        trace_->AppendRun(top.pc, lanes, head);
+        if (body != 0) {
+          trace_->AppendRun(top.pc + head, static_cast<uint8_t>(body_lanes),
+                            body);
+        }
       }
       top.pc += ran;
       if (ctx.faulted) [[unlikely]] {
@@ -146,6 +197,9 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       if (at_barrier) {
         ++stats.instructions;
         stats.lane_instructions += counted_lanes_;
+        if (trace_ != nullptr) [[unlikely]] {
+          trace_->AppendRun(top.pc, static_cast<uint8_t>(counted_lanes_), 1);
+        }
         ++top.pc;
         return status_ = SimdGroupStatus::kAtBarrier;
       }
@@ -156,15 +210,15 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       const uint64_t n = end - top.pc;
       if (stop.Spend(n)) return status_ = SimdGroupStatus::kFaulted;
       ctx.mask = mask;
-      for (uint32_t pc = top.pc; pc < end; ++pc) {
-        code[pc].fn(ctx, code[pc]);
-        if (ctx.faulted) [[unlikely]] {
-          const uint64_t ran = pc + 1 - top.pc;
-          stats.instructions += ran;
-          stats.lane_instructions += ran * counted_lanes_;
-          top.pc = pc;
-          return status_ = SimdGroupStatus::kFaulted;
-        }
+      const uint32_t faulted_at = trace_ != nullptr
+                                      ? RunTraced(code, ctx, top.pc, end, mask)
+                                      : RunHandlers(code, ctx, top.pc, end);
+      if (faulted_at != end) [[unlikely]] {
+        const uint64_t ran = faulted_at + 1 - top.pc;
+        stats.instructions += ran;
+        stats.lane_instructions += ran * counted_lanes_;
+        top.pc = faulted_at;
+        return status_ = SimdGroupStatus::kFaulted;
       }
       stats.instructions += n;
       stats.lane_instructions += n * counted_lanes_;

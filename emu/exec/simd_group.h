@@ -86,7 +86,6 @@ class SimdGroup {
 
   std::vector<uint32_t>& lane_file() { return lane_file_; }
 
-  // Timed mode: every issued instruction is recorded here (nullptr: off).
   // Timed mode: records each issued instruction into `trace` (null: off).
   void set_trace(SimdGroupTrace* trace, const TraceGeometry& geometry) {
     trace_ = trace;
@@ -94,6 +93,15 @@ class SimdGroup {
   }
 
  private:
+  // The straight run [begin, end) under ctx.mask: its handlers back to
+  // back. Returns the instruction that faulted (ctx.faulted), else `end`.
+  static uint32_t RunHandlers(const DecodedInstruction* code, ExecContext& ctx,
+                              uint32_t begin, uint32_t end);
+  // The same in timed mode, each instruction recorded into trace_ as it
+  // issues, under `mask`.
+  uint32_t RunTraced(const DecodedInstruction* code, ExecContext& ctx,
+                     uint32_t begin, uint32_t end, uint32_t mask);
+
   SimdGroupTrace* trace_ = nullptr;
   TraceGeometry geometry_;
   std::vector<uint32_t> lane_file_;

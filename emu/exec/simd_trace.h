@@ -22,6 +22,7 @@
 // instructions back one at a time (TraceCursor), as they were issued.
 #pragma once
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -89,6 +90,34 @@ struct SimdGroupTrace {
                        .lanes = e.lanes,
                        .conflict = e.conflict,
                        .count = e.line_count});
+  }
+
+  // Appends `count` instructions at pc, pc + 1, ..., each with `lanes`
+  // active lanes and no lines or conflict: what as many calls of Append
+  // would give.
+  void AppendRun(uint32_t pc, uint8_t lanes, uint32_t count) {
+    assert(pc + uint64_t{count} <= (1u << 31));
+    instructions += count;
+    if (!records.empty()) {
+      TraceRecord& last = records.back();
+      if (last.run && last.lanes == lanes &&
+          uint64_t{last.pc} + last.count == pc) {
+        const uint32_t more =
+            std::min<uint32_t>(count, TraceRecord::kMaxRun - last.count);
+        last.count = static_cast<uint16_t>(last.count + more);
+        pc += more;
+        count -= more;
+      }
+    }
+    while (count != 0) {
+      const uint32_t n = std::min<uint32_t>(count, TraceRecord::kMaxRun);
+      records.push_back({.pc = pc,
+                         .run = 1,
+                         .lanes = lanes,
+                         .count = static_cast<uint16_t>(n)});
+      pc += n;
+      count -= n;
+    }
   }
 
   void Clear() {

@@ -184,7 +184,16 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
     phase.run = reinterpret_cast<JitPhaseRun>(address);
   }
   for (size_t i = 0; i < runs.size(); ++i) {
-    kernel.code[runs[i].begin].jit = found[i];
+    DecodedInstruction& d = kernel.code[runs[i].begin];
+    d.jit = found[i];
+    // The run, and the if-then's branch and body where there is one.
+    const uint32_t join = IfThenEnd(kernel, runs[i].end);
+    d.jit_alu_only =
+        std::all_of(kernel.code.begin() + runs[i].begin,
+                    kernel.code.begin() + std::max(join, runs[i].end),
+                    [](const DecodedInstruction& c) {
+                      return !c.accesses_memory && c.flow != Flow::kMayFault;
+                    });
   }
   kernel.groups = groups;
   kernel.phases = std::move(phases);

@@ -39,6 +39,15 @@ struct Outcome {
   bool whole = false;   // compiled whole (DecodedKernel::groups)
   int if_thens = 0;     // compiled with the run before them (IfThenEnd)
   bool phased = false;  // compiled a phase at a time (DecodedKernel::phases)
+  int alu_only = 0;     // compiled code that timed mode runs (jit_alu_only)
+  // Timed mode: what the timing model made of the instructions issued.
+  uint64_t cycles = 0;
+  uint64_t register_cache_miss_cycles = 0;
+  uint64_t bank_conflict_cycles = 0;
+  uint64_t l1_bytes = 0;
+  uint64_t timed_lane_instructions = 0;
+  double flops = 0;
+  std::vector<std::pair<std::string, uint64_t>> by_unit;
   std::vector<std::vector<uint8_t>> buffers;
 };
 
@@ -47,6 +56,7 @@ struct Launch {
   MTLSize grid{1, 1, 1};
   MTLSize group{1, 1, 1};
   uint64_t threadgroup_length = 0;  // for each [[threadgroup(i)]]
+  bool timed = false;               // on M1's timing model
 };
 
 // Runs `kernel` of a library made by `make` on a fresh device with the
@@ -62,6 +72,7 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
   // dispatch after a count of instructions that depends on the order too.
   device->options().host_threads = 1;
   device->options().timeout = std::chrono::milliseconds(20'000);
+  device->options().timing = launch.timed;
   Result<std::shared_ptr<Library>> library = make(*device);
   if (!library.ok()) {
     out.setup_error = library.error().message;
@@ -80,6 +91,9 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
   const emu::DecodedKernel& decoded = pipeline.value()->kernelFor(1);
   out.whole = decoded.groups != nullptr;
   out.phased = !decoded.phases.empty();
+  for (const emu::DecodedInstruction& d : decoded.code) {
+    out.alu_only += d.jit_alu_only;
+  }
   for (uint32_t pc = 0; pc < decoded.code.size(); ++pc) {
     out.if_thens +=
         decoded.code[pc].jit != nullptr &&
@@ -115,6 +129,15 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
     out.instructions = commands->dispatches()[0].instructions;
     out.lane_instructions = commands->dispatches()[0].lane_instructions;
     out.jit_note = commands->dispatches()[0].executor_note;
+    if (const auto& timing = commands->dispatches()[0].timing) {
+      out.cycles = timing->cycles;
+      out.register_cache_miss_cycles = timing->register_cache_miss_cycles;
+      out.bank_conflict_cycles = timing->threadgroup_bank_conflict_cycles;
+      out.l1_bytes = timing->l1_bytes;
+      out.by_unit = timing->instructions_by_unit;
+      out.timed_lane_instructions = timing->lane_instructions;
+      out.flops = timing->flops;
+    }
   }
   for (const auto& b : buffers) {
     const auto* p = static_cast<const uint8_t*>(b->contents());
@@ -123,21 +146,30 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
   return out;
 }
 
-// Both executors, compared. Returns false when the kernel did not run
-// (set-up error, the same on both). Counts in `whole` whether the JIT
-// compiled the kernel whole, in `if_thens` the if-thens it compiled, in
-// `phased` whether it compiled it a phase at a time.
+// What the JIT compiled, summed over the kernels ExpectSame ran.
+struct Compiled {
+  int whole = 0;     // kernels compiled whole (DecodedKernel::groups)
+  int if_thens = 0;  // if-thens compiled with the run before them
+  int phased = 0;    // kernels compiled a phase at a time
+  int alu_only = 0;  // compiled code that timed mode runs too
+};
+
+// Both executors, compared (in timed mode, what the timing model made of
+// them too). Returns false when the kernel did not run (set-up error, the
+// same on both). Adds what the JIT compiled to `compiled`.
 template <class MakeLibrary>
 bool ExpectSame(const std::string& what, MakeLibrary make,
                 const std::string& kernel, const Launch& launch,
-                int* whole = nullptr, int* if_thens = nullptr,
-                int* phased = nullptr) {
+                Compiled* compiled = nullptr) {
   const Outcome interpreted =
       RunOn(emu::Executor::kInterpreter, make, kernel, launch);
   const Outcome jitted = RunOn(emu::Executor::kJit, make, kernel, launch);
-  if (whole != nullptr) *whole += jitted.whole;
-  if (if_thens != nullptr) *if_thens += jitted.if_thens;
-  if (phased != nullptr) *phased += jitted.phased;
+  if (compiled != nullptr) {
+    compiled->whole += jitted.whole;
+    compiled->if_thens += jitted.if_thens;
+    compiled->phased += jitted.phased;
+    compiled->alu_only += jitted.alu_only;
+  }
   EXPECT_EQ(interpreted.setup_error, jitted.setup_error) << what;
 
   if (!interpreted.setup_error.empty()) return false;
@@ -151,6 +183,17 @@ bool ExpectSame(const std::string& what, MakeLibrary make,
   EXPECT_EQ(interpreted.fault, jitted.fault) << what;
   EXPECT_EQ(interpreted.instructions, jitted.instructions) << what;
   EXPECT_EQ(interpreted.lane_instructions, jitted.lane_instructions) << what;
+  EXPECT_EQ(interpreted.cycles, jitted.cycles) << what;
+  EXPECT_EQ(interpreted.register_cache_miss_cycles,
+            jitted.register_cache_miss_cycles)
+      << what;
+  EXPECT_EQ(interpreted.bank_conflict_cycles, jitted.bank_conflict_cycles)
+      << what;
+  EXPECT_EQ(interpreted.l1_bytes, jitted.l1_bytes) << what;
+  EXPECT_EQ(interpreted.by_unit, jitted.by_unit) << what;
+  EXPECT_EQ(interpreted.timed_lane_instructions, jitted.timed_lane_instructions)
+      << what;
+  EXPECT_EQ(interpreted.flops, jitted.flops) << what;
   EXPECT_EQ(interpreted.buffers.size(), jitted.buffers.size()) << what;
   for (size_t i = 0; i < interpreted.buffers.size(); ++i) {
     const auto& a = interpreted.buffers[i];
@@ -193,15 +236,20 @@ constexpr int kValues = 8;  // r1..r8 are loaded, computed on, stored
 
 std::string Reg(int r) { return "r" + std::to_string(r); }
 
+// The kinds of RandomInstruction: all, or those that touch no memory and
+// that the JIT inlines.
+constexpr int kAllKinds = 20;
+constexpr int kInlinedAluKinds = 9;
+
 // One random instruction on r1..r8 (r9..r11 as scratch), of the kinds the
-// JIT inlines and a few it calls.
-std::string RandomInstruction(std::mt19937& rng) {
+// JIT inlines and a few it calls: the first `kinds` of them.
+std::string RandomInstruction(std::mt19937& rng, int kinds = kAllKinds) {
   static const char* kTypes[] = {"f32", "i32", "u32"};
   const std::string t = kTypes[rng() % 3];
   const bool f = t == "f32";
   const auto any = [&] { return Reg(1 + static_cast<int>(rng() % kValues)); };
   const std::string d = any();
-  switch (rng() % 20) {
+  switch (rng() % kinds) {
     case 0: {
       static const char* kOps[] = {"add", "sub", "mul", "min", "max"};
       return std::string(kOps[rng() % 5]) + "." + t + " " + d + ", " + any() +
@@ -314,8 +362,12 @@ const char* const kSpecials[] = {"thread_position_in_grid.x",
                                  "threads_per_grid.y",
                                  "quadgroups_per_threadgroup"};
 
+// Blocks of random instructions (RandomInstruction's first `kinds`), some
+// on part of the SIMD group, some loops; with `fault`, one that goes out of
+// bounds; with `straight`, one run and then `exit`.
 std::string RandomProgram(std::mt19937& rng, Fault fault,
-                          const Straight* straight = nullptr) {
+                          const Straight* straight = nullptr,
+                          int kinds = kAllKinds) {
   std::ostringstream s;
   s << ".kernel k\n"
     << ".buffer 0 u0 device uint in\n"
@@ -369,7 +421,8 @@ std::string RandomProgram(std::mt19937& rng, Fault fault,
     }
     if (loop != 0) s << "loop" << b << ":\n";
     const int n = 2 + static_cast<int>(rng() % 24);
-    for (int i = 0; i < n; ++i) s << "    " << RandomInstruction(rng) << "\n";
+    for (int i = 0; i < n; ++i)
+      s << "    " << RandomInstruction(rng, kinds) << "\n";
     if (fault != Fault::kNone && b == blocks - 1) {
       // Past the end for some lanes, between inlined instructions.
       switch (fault) {
@@ -500,7 +553,7 @@ TEST(ExecutorDifferentialTest, StraightKernelsRunWholeWithTheSameBits) {
       {{512, 1, 1}, {512, 1, 1}},
   };
   std::mt19937 rng(42);
-  int whole = 0;
+  Compiled compiled;
   for (int program = 0; program < 14; ++program) {
     const Shape& shape = kShapes[program % std::size(kShapes)];
     const Straight straight{static_cast<uint32_t>(shape.grid.width),
@@ -526,10 +579,10 @@ TEST(ExecutorDifferentialTest, StraightKernelsRunWholeWithTheSameBits) {
       EXPECT_FALSE(RunOn(emu::Executor::kInterpreter, make, "k", launch).ok)
           << what;
     }
-    ExpectSame(what, make, "k", launch, &whole);
+    ExpectSame(what, make, "k", launch, &compiled);
     if (::testing::Test::HasFailure()) break;
   }
-  EXPECT_EQ(whole, 14);  // every one was compiled whole
+  EXPECT_EQ(compiled.whole, 14);  // every one was compiled whole
 }
 
 // A program of if-thens, which the JIT runs with the run before each
@@ -539,8 +592,10 @@ TEST(ExecutorDifferentialTest, StraightKernelsRunWholeWithTheSameBits) {
 // `exit`; with `fault`, past the end of `in` in the lanes of one body.
 // With `phases`, no if-then inside another, and a fault may come before a
 // branch as well: threadgroup barriers cut the program into runs and
-// if-thens (DecodedKernel::phases).
-std::string IfThenProgram(std::mt19937& rng, bool fault, bool phases = false) {
+// if-thens (DecodedKernel::phases). `kinds`: RandomInstruction's, for the
+// bodies.
+std::string IfThenProgram(std::mt19937& rng, bool fault, bool phases = false,
+                          int kinds = kAllKinds) {
   std::ostringstream s;
   s << ".kernel k\n"
     << ".buffer 0 u0 device uint in\n"
@@ -571,7 +626,8 @@ std::string IfThenProgram(std::mt19937& rng, bool fault, bool phases = false) {
            join;
   };
   const auto body = [&](int n) {
-    for (int i = 0; i < n; ++i) s << "    " << RandomInstruction(rng) << "\n";
+    for (int i = 0; i < n; ++i)
+      s << "    " << RandomInstruction(rng, kinds) << "\n";
   };
   const int blocks = 2 + static_cast<int>(rng() % 4);
   const int faulty = fault ? static_cast<int>(rng() % blocks) : -1;
@@ -633,7 +689,7 @@ TEST(ExecutorDifferentialTest, IfThensGiveTheSameBitsAndCounts) {
   std::mt19937 rng(1128);
   int ran = 0;
   int faulted = 0;
-  int if_thens = 0;
+  Compiled compiled;
   for (int program = 0; program < 80; ++program) {
     const bool fault = program % 4 == 3;
     const std::string text = IfThenProgram(rng, fault);
@@ -644,12 +700,13 @@ TEST(ExecutorDifferentialTest, IfThensGiveTheSameBitsAndCounts) {
     const std::string what =
         "program " + std::to_string(program) + ":\n" + text;
     faulted += !RunOn(emu::Executor::kInterpreter, make, "k", launch).ok;
-    ran += ExpectSame(what, make, "k", launch, nullptr, &if_thens);
+    ran += ExpectSame(what, make, "k", launch, &compiled);
     if (::testing::Test::HasFailure()) break;
   }
   EXPECT_EQ(ran, 80);
-  EXPECT_GT(if_thens, 200);  // most of the 2 to 5 blocks' and the return's
-  EXPECT_GT(faulted, 5);     // a faulting body's condition may hold nowhere
+  // Most of the 2 to 5 blocks' and the return's.
+  EXPECT_GT(compiled.if_thens, 200);
+  EXPECT_GT(faulted, 5);  // a faulting body's condition may hold nowhere
 }
 
 // The same programs cut into phases by their barriers, compiled a phase
@@ -661,7 +718,7 @@ TEST(ExecutorDifferentialTest, BarrierPhasesGiveTheSameBitsAndCounts) {
                              {16, 4, 1}, {32, 3, 1}, {256, 1, 1}};
   std::mt19937 rng(1129);
   int ran = 0;
-  int phased = 0;
+  Compiled compiled;
   int faulted = 0;
   for (int program = 0; program < 60; ++program) {
     const bool fault = program % 3 == 2;
@@ -679,12 +736,37 @@ TEST(ExecutorDifferentialTest, BarrierPhasesGiveTheSameBitsAndCounts) {
     const std::string what =
         "program " + std::to_string(program) + ":\n" + text;
     faulted += !RunOn(emu::Executor::kInterpreter, make, "k", launch).ok;
-    ran += ExpectSame(what, make, "k", launch, nullptr, nullptr, &phased);
+    ran += ExpectSame(what, make, "k", launch, &compiled);
     if (::testing::Test::HasFailure()) break;
   }
   EXPECT_EQ(ran, 60);
-  EXPECT_EQ(phased, 60);  // every one was cut into phases
+  EXPECT_EQ(compiled.phased, 60);  // every one was cut into phases
   EXPECT_GT(faulted, 5);
+}
+
+// Timed mode runs the compiled code that touches no memory (loops gone
+// round, if-thens) and records its instructions as the interpreter issues
+// them: the timing model must see the same instructions, lanes and order.
+TEST(ExecutorDifferentialTest, TimedModeSeesCompiledCodeAsTheInterpreter) {
+  std::mt19937 rng(1130);
+  Compiled compiled;
+  for (int program = 0; program < 40; ++program) {
+    // Every other one of inlined ALU instructions only.
+    const int kinds = program % 4 < 2 ? kAllKinds : kInlinedAluKinds;
+    const std::string text =
+        program % 2 == 0
+            ? RandomProgram(rng, Fault::kNone, nullptr, kinds)
+            : IfThenProgram(rng, /*fault=*/false, /*phases=*/false, kinds);
+    Launch launch = RandomLaunch(rng, 200);
+    launch.timed = true;
+    const auto make = [&](Device& device) {
+      return device.newLibraryWithISA(text, "timed.s");
+    };
+    ExpectSame("program " + std::to_string(program) + ":\n" + text, make, "k",
+               launch, &compiled);
+    if (::testing::Test::HasFailure()) break;
+  }
+  EXPECT_GT(compiled.alu_only, 40);
 }
 
 TEST(ExecutorDifferentialTest, AutoCompilesOnceADispatchIsBigEnough) {

@@ -204,5 +204,47 @@ TEST(SimdGroupTrace, RandomSequencesRoundTrip) {
   }
 }
 
+// AppendRun (stretches of plain instructions, as the executor records a
+// straight run or compiled code) gives the records that Append gives one
+// instruction at a time: runs joined where they continue one another,
+// split at kMaxRun.
+TEST(SimdGroupTrace, AppendRunIsAppendedOneByOne) {
+  std::mt19937 rng(2026);
+  for (int round = 0; round < 300; ++round) {
+    SimdGroupTrace by_run;
+    SimdGroupTrace one_by_one;
+    uint32_t pc = 0;
+    const int stretches = static_cast<int>(rng() % 12);
+    for (int i = 0; i < stretches; ++i) {
+      if (rng() % 3 == 0) pc = rng() % 64;  // a branch
+      const auto lanes = static_cast<uint8_t>(rng() % 2 ? 32 : 1 + rng() % 32);
+      if (rng() % 5 == 0) {
+        const TraceEvent memory{.pc = pc++, .lanes = lanes, .conflict = 2};
+        by_run.Append(memory);
+        one_by_one.Append(memory);
+        continue;
+      }
+      const uint32_t count =
+          rng() % 8 == 0 ? TraceRecord::kMaxRun - 5 + rng() % 10 : rng() % 40;
+      by_run.AppendRun(pc, lanes, count);
+      for (uint32_t k = 0; k < count; ++k) {
+        one_by_one.Append({.pc = pc + k, .lanes = lanes});
+      }
+      pc += count;
+    }
+    ASSERT_EQ(by_run.instructions, one_by_one.instructions);
+    ASSERT_EQ(by_run.records.size(), one_by_one.records.size());
+    for (size_t r = 0; r < by_run.records.size(); ++r) {
+      const TraceRecord& a = by_run.records[r];
+      const TraceRecord& b = one_by_one.records[r];
+      ASSERT_EQ(a.pc, b.pc) << "record " << r;
+      ASSERT_EQ(a.run, b.run) << "record " << r;
+      ASSERT_EQ(a.lanes, b.lanes) << "record " << r;
+      ASSERT_EQ(a.conflict, b.conflict) << "record " << r;
+      ASSERT_EQ(a.count, b.count) << "record " << r;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mtlemu::emu
