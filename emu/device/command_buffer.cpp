@@ -93,8 +93,9 @@ void CommandBuffer::commit() {
     const uint64_t threads = uint64_t{command.grid.threads_per_grid[0]} *
                              command.grid.threads_per_grid[1] *
                              command.grid.threads_per_grid[2];
+    // (Timed mode runs compiled code that touches no memory too.)
     setup.kernel = &command.pipeline->kernelFor(
-        options.timing ? 0 : threads * command.pipeline->decoded().code.size());
+        threads * command.pipeline->decoded().code.size());
     setup.uniforms = command.uniforms;
     setup.threadgroup_memory_length = command.threadgroup_memory_length;
     setup.threadgroup_memory_fill = options.threadgroup_memory_fill;

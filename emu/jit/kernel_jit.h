@@ -2,9 +2,9 @@
 // native code with LLVM ORC (run_codegen.h), kept alive by the kernel
 // (DecodedKernel::jit). The interpreter stays the reference: it runs
 // everything the JIT does not (control flow other than loops round one run
-// and if-thens round one, barriers outside kernels cut into phases, timed
-// mode, runs with nothing to inline), and a kernel whose compile fails runs
-// on it alone, with a note.
+// and if-thens round one, barriers outside kernels cut into phases, in
+// timed mode code that touches memory, runs with nothing to inline), and a
+// kernel whose compile fails runs on it alone, with a note.
 #pragma once
 
 #include <optional>

@@ -64,7 +64,10 @@ CoreModel::CoreModel(const ChipTiming& chip,
     queues_.emplace_back(std::move(simd_groups));
 }
 
-void CoreModel::Sync(const SimdGroupState& w) {
+// Sync, ComputeReady, Refresh and Issue run for every instruction issued:
+// forced inline into RunEpoch, which GCC does not do on its own (timed mode
+// on an FMA chain: 14% faster).
+[[gnu::always_inline]] inline void CoreModel::Sync(const SimdGroupState& w) {
   queues_[w.scheduler].Set(w.position,
                            w.done || w.at_barrier ? kNever : w.ready,
                            w.next_pipe, !w.done);
@@ -121,7 +124,8 @@ void CoreModel::Place(ThreadgroupTrace&& trace, uint64_t now) {
   }
 }
 
-void CoreModel::ComputeReady(SimdGroupState& w, uint64_t after) {
+[[gnu::always_inline]] inline void CoreModel::ComputeReady(SimdGroupState& w,
+                                                           uint64_t after) {
   const InstructionTiming& t = timings_[w.cursor.pc()];
   uint64_t ready = after;
   bool memory = false;
@@ -137,7 +141,7 @@ void CoreModel::ComputeReady(SimdGroupState& w, uint64_t after) {
   Sync(w);
 }
 
-void CoreModel::Refresh(int scheduler) {
+[[gnu::always_inline]] inline void CoreModel::Refresh(int scheduler) {
   next_time_[scheduler] = queues_[scheduler].Earliest();
   oldest_[scheduler] = queues_[scheduler].OldestLive();
 }
@@ -198,7 +202,9 @@ void CoreModel::RunEpoch(uint64_t begin, uint64_t end, double dram_share,
   now_ = now;
 }
 
-void CoreModel::CountStalls(uint64_t from, uint64_t to, uint64_t issued) {
+[[gnu::always_inline]] inline void CoreModel::CountStalls(uint64_t from,
+                                                          uint64_t to,
+                                                          uint64_t issued) {
   if (to <= from) return;
   const uint64_t span = to - from;
   stats_.resident_simd_group_cycles += static_cast<double>(resident_) * span;
@@ -244,8 +250,8 @@ void CoreModel::IssuePartner(int scheduler, int first, int pipe, uint64_t now,
   }
 }
 
-double CoreModel::OperandCycles(const InstructionTiming& t, int simd_group,
-                                int cache) const {
+[[gnu::always_inline]] inline double CoreModel::OperandCycles(
+    const InstructionTiming& t, int simd_group, int cache) const {
   // Only the full-rate pipe: a slower instruction reads its operands while
   // the pipe is busy with it anyway.
   if (t.unit != isa::ExecUnit::kAlu) return 0;
@@ -279,13 +285,14 @@ double CoreModel::OperandCycles(const InstructionTiming& t, int simd_group,
   return misses >= 2 ? chip_.register_cache_miss_cycles : 0;
 }
 
-void CoreModel::Issue(SimdGroupState& w, int scheduler, uint64_t now,
-                      const SharedView& shared) {
+[[gnu::always_inline]] inline void CoreModel::Issue(SimdGroupState& w,
+                                                    int scheduler, uint64_t now,
+                                                    const SharedView& shared) {
   const TraceEvent e = w.cursor.event();
   const InstructionTiming& t = timings_[e.pc];
   const UnitCost& cost = chip_.cost(t.unit);
   IssueQueue& queue = queues_[scheduler];
-  const int pipe = PipeOf(t);
+  const int pipe = w.next_pipe;  // PipeOf(t), worked out by ComputeReady
   const int simd_group = static_cast<int>(&w - simd_groups_.data());
   const int cache = OperandCache(scheduler, pipe);
   const double operand_cycles = OperandCycles(t, simd_group, cache);
