@@ -121,6 +121,17 @@ void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
   }
 }
 
+// Where a fault happened: in SIMD group `simdgroup` of the threadgroup at
+// `position`, at instruction `pc` (fault.lane: the handler's).
+void Locate(Fault& fault, const DispatchSetup& setup, const Size3& position,
+            const Size3& size, uint32_t simdgroup, uint32_t pc) {
+  fault.simdgroup = simdgroup;
+  fault.pc = pc;
+  fault.threadgroup_position = position;
+  fault.thread_position = ThreadPositionInGrid(setup.grid, position, size,
+                                               simdgroup * kLanes + fault.lane);
+}
+
 }  // namespace
 
 void ThreadgroupRunner::StartSimdGroup(const DispatchSetup& setup,
@@ -265,13 +276,7 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
       if (checker != nullptr) checker->SetSimdgroup(i);
       const SimdGroupStatus status = sg.Run(*setup.kernel, ctx, stop, stats);
       if (status == SimdGroupStatus::kFaulted) {
-        if (ctx.faulted) {
-          fault.simdgroup = i;
-          fault.pc = sg.pc();
-          fault.threadgroup_position = position;
-          fault.thread_position = ThreadPositionInGrid(
-              setup.grid, position, size, i * kLanes + fault.lane);
-        }
+        if (ctx.faulted) Locate(fault, setup, position, size, i, sg.pc());
         return false;
       }
       any_at_barrier |= status == SimdGroupStatus::kAtBarrier;
@@ -321,12 +326,8 @@ bool ThreadgroupRunner::RunWhole(const DispatchSetup& setup,
   const uint64_t per_group = kernel.code[0].run_end + uint64_t{1};
   for (uint32_t first = 0; first < count;) {
     // The SIMD groups that fit before the next look at the stop signal.
-    const uint64_t fit = (stop.until_check - 1) / per_group;
-    if (fit == 0) {
-      stop.until_check = StopSignal::kCheckInterval;
-      if (stop.ShouldStop()) return false;
-      continue;
-    }
+    const uint64_t fit = stop.Fit(per_group);
+    if (fit == 0) return false;
     const uint32_t lane = first * kLanes;
     groups.first = first;
     groups.count =
@@ -337,17 +338,13 @@ bool ThreadgroupRunner::RunWhole(const DispatchSetup& setup,
     groups.done = 0;
     const uint32_t ran = kernel.groups(&ctx, kernel.code.data(), &groups);
     const uint64_t instructions = groups.done * per_group;
-    stop.until_check -= instructions;
+    stop.Took(instructions);
     stats.instructions += instructions;
     stats.lane_instructions += instructions * kLanes;
     if (ctx.faulted) {
       stats.instructions += ran + 1;
       stats.lane_instructions += (ran + uint64_t{1}) * kLanes;
-      fault.simdgroup = first + groups.done;
-      fault.pc = ran;
-      fault.threadgroup_position = position;
-      fault.thread_position = ThreadPositionInGrid(
-          setup.grid, position, size, fault.simdgroup * kLanes + fault.lane);
+      Locate(fault, setup, position, size, first + groups.done, ran);
       return false;
     }
     first += groups.count;
@@ -379,12 +376,8 @@ bool ThreadgroupRunner::RunPhases(const DispatchSetup& setup,
     const uint64_t most = phase.head + phase.body + uint64_t{1};
     for (uint32_t first = 0; first < count;) {
       // The SIMD groups that fit before the next look at the stop signal.
-      const uint64_t fit = (stop.until_check - 1) / most;
-      if (fit == 0) {
-        stop.until_check = StopSignal::kCheckInterval;
-        if (stop.ShouldStop()) return false;
-        continue;
-      }
+      const uint64_t fit = stop.Fit(most);
+      if (fit == 0) return false;
       JitPhase run;
       run.files = files_.data() + first;
       run.count = static_cast<uint32_t>(std::min<uint64_t>(fit, count - first));
@@ -398,7 +391,7 @@ bool ThreadgroupRunner::RunPhases(const DispatchSetup& setup,
       const uint64_t skipped = done - run.bodies;
       const uint64_t instructions =
           done * (phase.head + uint64_t{1}) + run.bodies * uint64_t{phase.body};
-      stop.until_check -= instructions;
+      stop.Took(instructions);
       stats.instructions += instructions;
       stats.lane_instructions +=
           done * phase.head * kLanes + run.body_lanes * phase.body +
@@ -413,11 +406,8 @@ bool ThreadgroupRunner::RunPhases(const DispatchSetup& setup,
         stats.lane_instructions +=
             head * kLanes +
             body * static_cast<uint64_t>(std::popcount(run.trips.body_mask));
-        fault.simdgroup = first + run.done;
-        fault.pc = phase.begin + ran;
-        fault.threadgroup_position = position;
-        fault.thread_position = ThreadPositionInGrid(
-            setup.grid, position, size, fault.simdgroup * kLanes + fault.lane);
+        Locate(fault, setup, position, size, first + run.done,
+               phase.begin + ran);
         return false;
       }
       first += run.count;

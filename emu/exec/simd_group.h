@@ -2,6 +2,7 @@
 // the loop that runs it until it exits, reaches a barrier or faults.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -58,6 +59,18 @@ struct StopSignal {
     until_check -= n;
     return false;
   }
+
+  // For compiled code that runs many pieces of `n` instructions each: how
+  // many fit before the next look, at least 1 (after a look, where not even
+  // one does); 0 when that look says stop. Took then counts what ran.
+  uint64_t Fit(uint64_t n) {
+    if (until_check <= n) {
+      until_check = kCheckInterval;
+      if (ShouldStop()) return 0;
+    }
+    return std::max<uint64_t>(1, (until_check - 1) / n);
+  }
+  void Took(uint64_t n) { until_check = until_check > n ? until_check - n : 1; }
 };
 
 class SimdGroup {

@@ -146,21 +146,8 @@ class RunEmitter {
         b_.CreateLoad(ptr_, field(offsetof(JitPhase, files)), "files");
     llvm::Value* count =
         b_.CreateLoad(i32_, field(offsetof(JitPhase, count)), "count");
-    llvm::BasicBlock* entry = b_.GetInsertBlock();
-    auto* header = llvm::BasicBlock::Create(c_, "simdgroup", fn_);
-    auto* body = llvm::BasicBlock::Create(c_, "body", fn_);
-    auto* done = llvm::BasicBlock::Create(c_, "done", fn_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    group_ = b_.CreatePHI(i32_, 2, "k");
-    group_->addIncoming(b_.getInt32(0), entry);
-    b_.CreateCondBr(b_.CreateICmpULT(group_, count), body, done);
-
-    b_.SetInsertPoint(done);
-    StoreProgress();
-    b_.CreateRet(b_.getInt32(phase.end - phase.begin));
-
-    b_.SetInsertPoint(body);
+    OpenSimdGroupLoop();
+    EnterSimdGroup(count, phase.end - phase.begin);
     slots_ =
         b_.CreateLoad(ptr_,
                       b_.CreateInBoundsGEP(
@@ -188,10 +175,38 @@ class RunEmitter {
     } else if (kernel_.code[phase.end].flow != Flow::kExit) {
       Flush();
     }
+    NextSimdGroup();
+    return fn_;
+  }
+
+  // The loop over the SIMD groups of a call (EmitGroups, EmitPhase):
+  // opens its header, group_ the SIMD group's number in the call, as the
+  // insert point (for more phis); returns the block before it.
+  llvm::BasicBlock* OpenSimdGroupLoop() {
+    llvm::BasicBlock* entry = b_.GetInsertBlock();
+    loop_header_ = llvm::BasicBlock::Create(c_, "simdgroup", fn_);
+    b_.CreateBr(loop_header_);
+    b_.SetInsertPoint(loop_header_);
+    group_ = b_.CreatePHI(i32_, 2, "k");
+    group_->addIncoming(b_.getInt32(0), entry);
+    return entry;
+  }
+  // Ends the header: on to the body, the new insert point, while group_ is
+  // below `count`; else the progress stored and `result` returned.
+  void EnterSimdGroup(llvm::Value* count, uint32_t result) {
+    auto* body = llvm::BasicBlock::Create(c_, "body", fn_);
+    auto* done = llvm::BasicBlock::Create(c_, "done", fn_);
+    b_.CreateCondBr(b_.CreateICmpULT(group_, count), body, done);
+    b_.SetInsertPoint(done);
+    StoreProgress();
+    b_.CreateRet(b_.getInt32(result));
+    b_.SetInsertPoint(body);
+  }
+  // The body's end: round again for the next SIMD group.
+  void NextSimdGroup() {
     group_->addIncoming(b_.CreateAdd(group_, b_.getInt32(1)),
                         b_.GetInsertBlock());
-    b_.CreateBr(header);
-    return fn_;
+    b_.CreateBr(loop_header_);
   }
 
   // The kernel [0, end) then `exit`, as JitGroupRun: the run once for each
@@ -201,7 +216,6 @@ class RunEmitter {
     groups_ = BeginFunction(name);
     done_ = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), groups_,
                                           offsetof(JitGroups, done));
-    llvm::BasicBlock* entry = b_.GetInsertBlock();
     mask_ = b_.getInt32(~0u);
     active_ = llvm::ConstantVector::getSplat(
         llvm::ElementCount::getFixed(kLanes), b_.getTrue());
@@ -226,23 +240,13 @@ class RunEmitter {
     for (int a = 0; a < 3; ++a)
       base[a] = field(offsetof(JitGroups, base) + 4 * a);
 
-    auto* header = llvm::BasicBlock::Create(c_, "simdgroup", fn_);
-    auto* body = llvm::BasicBlock::Create(c_, "body", fn_);
-    auto* done = llvm::BasicBlock::Create(c_, "done", fn_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    group_ = b_.CreatePHI(i32_, 2, "k");
+    llvm::BasicBlock* entry = OpenSimdGroupLoop();
     llvm::PHINode* p[3];
-    for (int a = 0; a < 3; ++a) p[a] = b_.CreatePHI(i32_, 2);
-    group_->addIncoming(b_.getInt32(0), entry);
-    for (int a = 0; a < 3; ++a) p[a]->addIncoming(start[a], entry);
-    b_.CreateCondBr(b_.CreateICmpULT(group_, count), body, done);
-
-    b_.SetInsertPoint(done);
-    StoreProgress();
-    b_.CreateRet(b_.getInt32(end));
-
-    b_.SetInsertPoint(body);
+    for (int a = 0; a < 3; ++a) {
+      p[a] = b_.CreatePHI(i32_, 2);
+      p[a]->addIncoming(start[a], entry);
+    }
+    EnterSimdGroup(count, end);
     ZeroRegistersIfFlushed();
     llvm::Value* simd = b_.CreateAdd(first, group_, "simdgroup_index");
     llvm::Value* const at[3] = {p[0], p[1], p[2]};
@@ -260,10 +264,8 @@ class RunEmitter {
     llvm::Value* next[3] = {b_.CreateSelect(wrap_x, b_.getInt32(0), x),
                             b_.CreateSelect(wrap_y, b_.getInt32(0), y),
                             b_.CreateAdd(p[2], b_.CreateZExt(wrap_y, i32_))};
-    llvm::BasicBlock* latch = b_.GetInsertBlock();
-    group_->addIncoming(b_.CreateAdd(group_, b_.getInt32(1)), latch);
-    for (int a = 0; a < 3; ++a) p[a]->addIncoming(next[a], latch);
-    b_.CreateBr(header);
+    for (int a = 0; a < 3; ++a) p[a]->addIncoming(next[a], b_.GetInsertBlock());
+    NextSimdGroup();
     return fn_;
   }
 
@@ -1221,6 +1223,7 @@ class RunEmitter {
   llvm::Value* groups_ = nullptr;
   llvm::PHINode* group_ = nullptr;
   llvm::Value* done_ = nullptr;
+  llvm::BasicBlock* loop_header_ = nullptr;
   llvm::Value* flushed_ = nullptr;
   uint32_t next_region_ = 0;  // the JitRegion of the next memory access
   std::map<std::tuple<llvm::Value*, llvm::Value*, uint8_t>, LanePattern>

@@ -24,6 +24,7 @@
 #include "emu/device/command_buffer.h"
 #include "emu/device/compute_command_encoder.h"
 #include "emu/device/device.h"
+#include "emu/exec/simd_group.h"
 #include "emu/jit/run_codegen.h"
 
 namespace mtlemu {
@@ -767,6 +768,49 @@ TEST(ExecutorDifferentialTest, TimedModeSeesCompiledCodeAsTheInterpreter) {
     if (::testing::Test::HasFailure()) break;
   }
   EXPECT_GT(compiled.alu_only, 40);
+}
+
+// A kernel compiled whole or a phase at a time whose piece of one SIMD
+// group is longer than the instructions between two looks at the stop
+// signal (StopSignal::kCheckInterval) runs, one SIMD group per look, and
+// adds up as a plain loop does.
+TEST(ExecutorDifferentialTest, PiecesLongerThanTheCheckIntervalRun) {
+  const int adds = 2 * static_cast<int>(emu::StopSignal::kCheckInterval) + 600;
+  for (const bool barrier : {false, true}) {
+    std::ostringstream s;
+    s << ".kernel k\n.buffer 0 u0 device uint in\n"
+      << ".buffer 1 u2 device uint out\n"
+      << "    mov.u32 r0, %thread_position_in_grid.x\n"
+      << "    mov.u32 r1, r0\n";
+    uint32_t sum = 0;
+    for (int i = 0; i < adds; ++i) {
+      if (barrier && i == adds / 2) {
+        s << "    threadgroup_barrier.mem_threadgroup\n";
+      }
+      s << "    add.u32 r1, r1, " << (1 + i % 7) << "\n";
+      sum += 1 + i % 7;
+    }
+    s << "    st.device.u32 [u2 + r0*4], r1\n    exit\n.end\n";
+    const std::string text = s.str();
+    Launch launch;
+    launch.buffers.assign(2, std::vector<uint8_t>(256 * 4));
+    launch.grid = {256, 1, 1};
+    launch.group = {64, 1, 1};
+    const auto make = [&](Device& device) {
+      return device.newLibraryWithISA(text, "long.s");
+    };
+    Compiled compiled;
+    ASSERT_TRUE(ExpectSame(barrier ? "with a barrier" : "straight", make, "k",
+                           launch, &compiled));
+    EXPECT_EQ(compiled.whole + compiled.phased, 1);
+    const Outcome jitted = RunOn(emu::Executor::kJit, make, "k", launch);
+    ASSERT_TRUE(jitted.ok) << jitted.fault;
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t v;
+      std::memcpy(&v, jitted.buffers[1].data() + 4 * i, 4);
+      ASSERT_EQ(v, i + sum) << "thread " << i;
+    }
+  }
 }
 
 TEST(ExecutorDifferentialTest, AutoCompilesOnceADispatchIsBigEnough) {
