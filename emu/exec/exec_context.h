@@ -116,11 +116,10 @@ using JitGroupRun = uint32_t (*)(ExecContext* ctx,
 // run and maybe an if-then after it (run_codegen.h's IfThenEnd), up to the
 // next barrier or `exit`, compiled a phase at a time (emu/jit/): a phase's
 // code runs `count` SIMD groups of one threadgroup one after the other,
-// from SIMD group `first`, each with all 32 lanes live and its own lane
-// file (`files[i]`: SIMD group first + i's, from StartSimdGroup or the
-// phases before); ctx->mask is all lanes. `trips` is each one's head and
-// body_mask as for JitRun; `bodies` counts those whose if-then body ran,
-// `body_lanes` the lanes that ran it.
+// each with all 32 lanes live and its own lane file (`files[i]`: the i-th's,
+// from StartSimdGroup or the phases before); ctx->mask is all lanes. `trips` is
+// each one's head and body_mask as for JitRun; `bodies` counts those whose
+// if-then body ran, `body_lanes` the lanes that ran it.
 struct JitPhase {
   uint32_t* const* files = nullptr;
   uint32_t count = 0;

@@ -83,19 +83,21 @@ std::optional<Executor> ParseExecutor(std::string_view name) {
 
 bool CompileRuns(DecodedKernel& kernel, std::string& note) {
   // Each run worth compiling, and each if-then with the run before it if
-  // any (IfThenEnd): [begin, end) then the if-then's branch at `end`.
+  // any (IfThenEnd): [begin, end) then the if-then's branch at `end` and
+  // its body up to `join` (0: no if-then).
   struct Run {
     uint32_t begin;
     uint32_t end;
+    uint32_t join;
   };
   std::vector<Run> runs;
   for (uint32_t pc = 0; pc < kernel.code.size(); ++pc) {
     const uint32_t end = std::max(kernel.code[pc].run_end, pc);
     if (const uint32_t join = IfThenEnd(kernel, end); join != 0) {
-      runs.push_back({pc, end});
+      runs.push_back({pc, end, join});
       pc = join - 1;
     } else if (end > pc) {
-      if (WorthCompiling(kernel, pc)) runs.push_back({pc, end});
+      if (WorthCompiling(kernel, pc)) runs.push_back({pc, end, 0});
       pc = end - 1;
     }
   }
@@ -187,10 +189,9 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
     DecodedInstruction& d = kernel.code[runs[i].begin];
     d.jit = found[i];
     // The run, and the if-then's branch and body where there is one.
-    const uint32_t join = IfThenEnd(kernel, runs[i].end);
     d.jit_alu_only =
         std::all_of(kernel.code.begin() + runs[i].begin,
-                    kernel.code.begin() + std::max(join, runs[i].end),
+                    kernel.code.begin() + std::max(runs[i].join, runs[i].end),
                     [](const DecodedInstruction& c) {
                       return !c.accesses_memory && c.flow != Flow::kMayFault;
                     });

@@ -135,13 +135,11 @@ class RunEmitter {
   llvm::Function* EmitPhase(const DecodedKernel::Phase& phase,
                             const std::string& name) {
     llvm::Value* arg = BeginFunction(name);
-    trips_ = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), arg,
-                                           offsetof(JitPhase, trips));
-    done_ = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), arg,
-                                          offsetof(JitPhase, done));
     const auto field = [&](size_t offset) {
       return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), arg, offset);
     };
+    trips_ = field(offsetof(JitPhase, trips));
+    done_ = field(offsetof(JitPhase, done));
     llvm::Value* files =
         b_.CreateLoad(ptr_, field(offsetof(JitPhase, files)), "files");
     llvm::Value* count =
@@ -154,10 +152,7 @@ class RunEmitter {
                           ptr_, files, b_.CreateZExt(group_, b_.getInt64Ty())),
                       "slots");
     b_.CreateStore(slots_, FieldOf(offsetof(ExecContext, slots)));
-    mask_ = b_.getInt32(~0u);
-    active_ = llvm::ConstantVector::getSplat(
-        llvm::ElementCount::getFixed(kLanes), b_.getTrue());
-    all_active_ = b_.getTrue();
+    AllLanesActive();
     const uint32_t branch = phase.begin + phase.head - (phase.body != 0);
     if (!EmitBody(phase.begin, branch, phase.begin)) return Discard();
     if (phase.body != 0) {
@@ -177,6 +172,15 @@ class RunEmitter {
     }
     NextSimdGroup();
     return fn_;
+  }
+
+  // Every lane active, known when the code is emitted (EmitGroups,
+  // EmitPhase: whole SIMD groups).
+  void AllLanesActive() {
+    mask_ = b_.getInt32(~0u);
+    active_ = llvm::ConstantVector::getSplat(
+        llvm::ElementCount::getFixed(kLanes), b_.getTrue());
+    all_active_ = b_.getTrue();
   }
 
   // The loop over the SIMD groups of a call (EmitGroups, EmitPhase):
@@ -216,10 +220,7 @@ class RunEmitter {
     groups_ = BeginFunction(name);
     done_ = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), groups_,
                                           offsetof(JitGroups, done));
-    mask_ = b_.getInt32(~0u);
-    active_ = llvm::ConstantVector::getSplat(
-        llvm::ElementCount::getFixed(kLanes), b_.getTrue());
-    all_active_ = b_.getTrue();
+    AllLanesActive();
     // Whether a handler's write-back left registers in the lane file: the
     // next SIMD group's registers start at zero (StartSimdGroup).
     flushed_ = b_.CreateAlloca(b_.getInt1Ty(), nullptr, "flushed");
