@@ -1,9 +1,12 @@
 #include "emu/jit/run_codegen.h"
 
+#include <llvm/Analysis/InstSimplifyFolder.h>
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 
@@ -91,7 +94,7 @@ class RunEmitter {
   RunEmitter(llvm::Module& module, const DecodedKernel& kernel)
       : module_(module),
         c_(module.getContext()),
-        b_(c_),
+        b_(c_, llvm::InstSimplifyFolder(module.getDataLayout())),
         kernel_(kernel),
         i32_(b_.getInt32Ty()),
         f32_(b_.getFloatTy()),
@@ -144,6 +147,9 @@ class RunEmitter {
         b_.CreateLoad(ptr_, field(offsetof(JitPhase, files)), "files");
     llvm::Value* count =
         b_.CreateLoad(i32_, field(offsetof(JitPhase, count)), "count");
+    // Every SIMD group's file holds the same uniforms; a call has at least
+    // one SIMD group.
+    uniform_file_ = b_.CreateLoad(ptr_, files, "uniform_file");
     OpenSimdGroupLoop();
     EnterSimdGroup(count, phase.end - phase.begin);
     slots_ =
@@ -290,9 +296,15 @@ class RunEmitter {
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
     ctx_ = fn_->getArg(0);
     code_ = fn_->getArg(1);
-    b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", fn_));
+    entry_ = llvm::BasicBlock::Create(c_, "entry", fn_);
+    b_.SetInsertPoint(entry_);
     slots_ =
         b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, slots)), "slots");
+    uniform_file_ = slots_;
+    // No handler sets or clears the check during a call.
+    unchecked_ = b_.CreateICmpEQ(
+        b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, memory_checker))),
+        llvm::Constant::getNullValue(ptr_), "unchecked");
     return fn_->getArg(2);
   }
 
@@ -463,17 +475,22 @@ class RunEmitter {
     using isa::SpecialRegister;
     const SlotLayout& layout = kernel_.layout;
     llvm::Value* iota = Steps(1, i32_);
+    // Along x, and in thread index order, lane l is lane 0's value + l.
+    const auto counting = [&](llvm::Value* first) {
+      llvm::Value* v = b_.CreateAdd(b_.CreateVectorSplat(kLanes, first), iota);
+      counting_[v] = first;
+      return v;
+    };
     const auto row = [&](int axis) -> llvm::Value* {
-      llvm::Value* v = b_.CreateVectorSplat(kLanes, p[axis]);
-      return axis == 0 ? b_.CreateAdd(v, iota) : v;
+      return axis == 0 ? counting(p[axis])
+                       : b_.CreateVectorSplat(kLanes, p[axis]);
     };
     const auto in_grid = [&](int axis) {
-      return b_.CreateAdd(row(axis), b_.CreateVectorSplat(kLanes, base[axis]));
+      llvm::Value* first = b_.CreateAdd(p[axis], base[axis]);
+      return axis == 0 ? counting(first) : b_.CreateVectorSplat(kLanes, first);
     };
     const auto index = [&] {
-      return b_.CreateAdd(
-          b_.CreateVectorSplat(kLanes, b_.CreateMul(simd, b_.getInt32(kLanes))),
-          iota);
+      return counting(b_.CreateMul(simd, b_.getInt32(kLanes)));
     };
     for (size_t s = 0; s < layout.specials.size(); ++s) {
       llvm::Value* v = nullptr;
@@ -513,9 +530,10 @@ class RunEmitter {
           break;
       }
       if (v == nullptr) continue;
+      // Written to the lane file only where a handler may read it (Flush,
+      // WriteBack).
       const uint16_t slot = static_cast<uint16_t>(layout.special_base + s);
-      b_.CreateAlignedStore(v, SlotAddress(slot), llvm::Align(4));
-      cache_[slot] = {v, false, false};
+      cache_[slot] = {v, true, false};
     }
     return true;
   }
@@ -538,6 +556,19 @@ class RunEmitter {
   llvm::Value* SlotAddress(uint16_t slot) {
     return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), slots_,
                                          uint64_t{slot} * kLanes * 4);
+  }
+
+  // r = a + c (a - c with `sub`) counts on from lane to lane where a does
+  // and c is the same in every lane (and for an add, the other way round).
+  void CountOn(llvm::Value* r, llvm::Value* a, llvm::Value* c, bool sub) {
+    for (int swap = 0; swap < (sub ? 1 : 2); ++swap) {
+      const auto known = counting_.find(swap ? c : a);
+      llvm::Value* step = llvm::getSplatValue(swap ? a : c);
+      if (known == counting_.end() || step == nullptr) continue;
+      counting_[r] = sub ? b_.CreateSub(known->second, step)
+                         : b_.CreateAdd(known->second, step);
+      return;
+    }
   }
 
   // A slot's 32 lanes as <32 x i32>: the value this run computed for it,
@@ -566,6 +597,8 @@ class RunEmitter {
         static_cast<size_t>(slot - layout.immediate_base) <
             layout.immediates.size()) {
       v = Splat(layout.immediates[slot - layout.immediate_base]);
+    } else if (IsUniform(slot)) {
+      v = b_.CreateVectorSplat(kLanes, UniformWord(slot));
     } else {
       v = b_.CreateAlignedLoad(v32i32_, SlotAddress(slot), llvm::Align(4));
     }
@@ -630,9 +663,11 @@ class RunEmitter {
         } else {
           llvm::Value* a = Get(o[1]);
           llvm::Value* c = Get(o[2]);
-          Set(o[0], op == Opcode::kAdd   ? b_.CreateAdd(a, c)
-                    : op == Opcode::kSub ? b_.CreateSub(a, c)
-                                         : b_.CreateMul(a, c));
+          llvm::Value* r = op == Opcode::kAdd   ? b_.CreateAdd(a, c)
+                           : op == Opcode::kSub ? b_.CreateSub(a, c)
+                                                : b_.CreateMul(a, c);
+          if (op != Opcode::kMul) CountOn(r, a, c, op == Opcode::kSub);
+          Set(o[0], r);
         }
         return true;
       case Opcode::kFma:
@@ -769,11 +804,19 @@ class RunEmitter {
         b_.CreateLoad(b_.getInt8Ty(), FieldOf(offsetof(ExecContext, faulted)));
     auto* fault = llvm::BasicBlock::Create(c_, "fault", fn_);
     auto* next = llvm::BasicBlock::Create(c_, "next", fn_);
-    b_.CreateCondBr(b_.CreateICmpNE(faulted, b_.getInt8(0)), fault, next);
+    LikelyBr(b_.CreateICmpEQ(faulted, b_.getInt8(0)), next, fault);
     b_.SetInsertPoint(fault);
     StoreProgress();
     b_.CreateRet(b_.getInt32(index));
     b_.SetInsertPoint(next);
+  }
+
+  // A branch to `likely` nearly always: the other way's code is laid out
+  // and its registers spilled away from the hot path.
+  void LikelyBr(llvm::Value* condition, llvm::BasicBlock* likely,
+                llvm::BasicBlock* unlikely) {
+    b_.CreateCondBr(condition, likely, unlikely,
+                    llvm::MDBuilder(c_).createBranchWeights(1 << 20, 1));
   }
 
   llvm::Value* Address(uint64_t a) {
@@ -785,12 +828,18 @@ class RunEmitter {
     return slot >= kernel_.layout.uniform_base &&
            slot < kernel_.layout.special_base;
   }
+  // Uniforms are read-only: read once, in the entry block (AtEntry).
   llvm::Value* UniformWord(uint16_t slot) {
-    const auto it = cache_.find(slot);
-    if (it != cache_.end()) {
-      return b_.CreateExtractElement(it->second.value, uint64_t{0});
+    llvm::Value*& word = uniform_words_[slot];
+    if (word == nullptr) {
+      llvm::IRBuilder<> entry = AtEntry();
+      word = entry.CreateAlignedLoad(
+          i32_,
+          entry.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), uniform_file_,
+                                           uint64_t{slot} * kLanes * 4),
+          llvm::Align(4));
     }
-    return b_.CreateAlignedLoad(i32_, SlotAddress(slot), llvm::Align(4));
+    return word;
   }
   // A device base pair that is a uniform pair, as one i64; else null.
   llvm::Value* UniformBase(const DecodedMemoryRef& mem) {
@@ -798,9 +847,23 @@ class RunEmitter {
         !IsUniform(mem.base + 1)) {
       return nullptr;
     }
-    llvm::Value* lo = b_.CreateZExt(UniformWord(mem.base), b_.getInt64Ty());
-    llvm::Value* hi = b_.CreateZExt(UniformWord(mem.base + 1), b_.getInt64Ty());
-    return b_.CreateOr(lo, b_.CreateShl(hi, 32));
+    llvm::Value*& base = uniform_bases_[mem.base];
+    if (base == nullptr) {
+      llvm::Value* lo = UniformWord(mem.base);
+      llvm::Value* hi = UniformWord(mem.base + 1);
+      llvm::IRBuilder<> entry = AtEntry();
+      base = entry.CreateOr(
+          entry.CreateZExt(lo, b_.getInt64Ty()),
+          entry.CreateShl(entry.CreateZExt(hi, b_.getInt64Ty()), 32));
+    }
+    return base;
+  }
+  // A builder at the end of the entry block, before its branch if it has
+  // one: what it writes is seen everywhere in the function.
+  llvm::IRBuilder<> AtEntry() {
+    llvm::Instruction* end = entry_->getTerminator();
+    return llvm::IRBuilder<>(
+        entry_, end != nullptr ? end->getIterator() : entry_->end());
   }
 
   // Device lanes' byte addresses as LaneAddress computes them, <32 x i64>
@@ -914,9 +977,7 @@ class RunEmitter {
     const DecodedMemoryRef& mem = d.mem;
     // Operands read here, where every way below sees them.
     llvm::Value* stored = load ? nullptr : Get(d.slot[1]);
-    llvm::Value* unchecked = b_.CreateICmpEQ(
-        b_.CreateLoad(ptr_, FieldOf(offsetof(ExecContext, memory_checker))),
-        llvm::Constant::getNullValue(ptr_));
+    llvm::Value* unchecked = unchecked_;
     auto* merge = llvm::BasicBlock::Create(c_, "merge", fn_);
     auto* slow = llvm::BasicBlock::Create(c_, "slow", fn_);
     Incoming incoming;
@@ -934,19 +995,27 @@ class RunEmitter {
         // position): the span's first address and one region look-up,
         // without the lanes' 64-bit addresses.
         llvm::Value* indices = Get(mem.index);
-        llvm::Value* index0 = b_.CreateExtractElement(indices, uint64_t{0});
+        llvm::Value* index0;
+        llvm::Value* steps;
+        if (const auto known = counting_.find(indices);
+            known != counting_.end()) {
+          index0 = known->second;
+          steps = b_.getTrue();
+        } else {
+          index0 = b_.CreateExtractElement(indices, uint64_t{0});
+          steps = AllOf(b_.CreateICmpEQ(
+              indices, b_.CreateAdd(b_.CreateVectorSplat(kLanes, index0),
+                                    Steps(1, i32_))));
+        }
         llvm::Value* no_wrap =
             mem.index_signed
                 ? b_.CreateICmpSLE(index0, b_.getInt32(INT32_MAX - kLanes))
                 : b_.CreateICmpULE(index0, b_.getInt32(UINT32_MAX - kLanes));
-        llvm::Value* steps = AllOf(b_.CreateICmpEQ(
-            indices, b_.CreateAdd(b_.CreateVectorSplat(kLanes, index0),
-                                  Steps(1, i32_))));
         auto* span = llvm::BasicBlock::Create(c_, "span", fn_);
         auto* general = llvm::BasicBlock::Create(c_, "general", fn_);
-        b_.CreateCondBr(b_.CreateAnd(b_.CreateAnd(unchecked, all_active_),
-                                     b_.CreateAnd(no_wrap, steps)),
-                        span, general);
+        LikelyBr(b_.CreateAnd(b_.CreateAnd(unchecked, all_active_),
+                              b_.CreateAnd(no_wrap, steps)),
+                 span, general);
         b_.SetInsertPoint(span);
         llvm::Value* index64 = mem.index_signed
                                    ? b_.CreateSExt(index0, b_.getInt64Ty())
@@ -960,9 +1029,8 @@ class RunEmitter {
             DeviceSpan(lowest, b_.getInt64(4 * kLanes),
                        load || !kStreamedStores ? nullptr : &region_length);
         auto* dense = llvm::BasicBlock::Create(c_, "dense", fn_);
-        b_.CreateCondBr(
-            b_.CreateICmpNE(span_host, llvm::Constant::getNullValue(ptr_)),
-            dense, general);
+        LikelyBr(b_.CreateICmpNE(span_host, llvm::Constant::getNullValue(ptr_)),
+                 dense, general);
         b_.SetInsertPoint(dense);
         if (region_length != nullptr) {
           EmitSpanStore(span_host, stored, region_length, merge);
@@ -1026,7 +1094,7 @@ class RunEmitter {
       pointers = b_.CreateGEP(b_.getInt8Ty(), host, offsets);
     }
     auto* fast = llvm::BasicBlock::Create(c_, "fast", fn_);
-    b_.CreateCondBr(b_.CreateAnd(unchecked, in_bounds), fast, slow);
+    LikelyBr(b_.CreateAnd(unchecked, in_bounds), fast, slow);
 
     b_.SetInsertPoint(fast);
     auto* dense = llvm::BasicBlock::Create(c_, "dense", fn_);
@@ -1125,7 +1193,7 @@ class RunEmitter {
     auto* found = llvm::BasicBlock::Create(c_, "region_hit", fn_);
     auto* miss = llvm::BasicBlock::Create(c_, "region_miss", fn_);
     auto* join = llvm::BasicBlock::Create(c_, "region", fn_);
-    b_.CreateCondBr(hit, found, miss);
+    LikelyBr(hit, found, miss);
     b_.SetInsertPoint(found);
     llvm::Value* host = b_.CreateGEP(
         b_.getInt8Ty(),
@@ -1198,7 +1266,9 @@ class RunEmitter {
 
   llvm::Module& module_;
   llvm::LLVMContext& c_;
-  llvm::IRBuilder<> b_;
+  // Folds what the emitter leaves trivial (an `and` with true, say), as
+  // the JIT runs no optimization passes.
+  llvm::IRBuilder<llvm::InstSimplifyFolder> b_;
   const DecodedKernel& kernel_;
   llvm::Type* i32_;
   llvm::Type* f32_;
@@ -1209,6 +1279,16 @@ class RunEmitter {
   llvm::Value* ctx_ = nullptr;
   llvm::Value* code_ = nullptr;
   llvm::Value* slots_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  // Where the uniforms are read (UniformWord), those read, and whether
+  // the memory checker is off (ExecContext::memory_checker null).
+  llvm::Value* uniform_file_ = nullptr;
+  std::map<uint16_t, llvm::Value*> uniform_words_;
+  std::map<uint16_t, llvm::Value*> uniform_bases_;  // by their low slot
+  llvm::Value* unchecked_ = nullptr;
+  // Vectors known to hold their lane 0's value plus the lane's number
+  // (WriteSpecials), with that lane 0 value.
+  std::map<llvm::Value*, llvm::Value*> counting_;
   llvm::Value* mask_ = nullptr;
   llvm::Value* active_ = nullptr;
   llvm::Value* all_active_ = nullptr;  // mask == all 32 lanes

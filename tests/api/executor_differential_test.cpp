@@ -586,6 +586,105 @@ TEST(ExecutorDifferentialTest, StraightKernelsRunWholeWithTheSameBits) {
   EXPECT_EQ(compiled.whole, 14);  // every one was compiled whole
 }
 
+// Indices that count on from lane to lane (a special register along x, plus
+// or minus what is the same in every lane): the JIT takes their accesses'
+// span from lane 0 without looking at the other lanes. Also indices that
+// do not count (descending, doubled) and those that wrap past 0 or 2^32,
+// signed and unsigned, near both ends of the buffers: the same bits,
+// faults and counts as the interpreter.
+TEST(ExecutorDifferentialTest, CountingIndicesGiveTheSameBitsAndFaults) {
+  struct Shape {
+    MTLSize grid, group;
+  };
+  const Shape kShapes[] = {
+      {{512, 1, 1}, {64, 1, 1}},
+      {{64, 4, 2}, {32, 2, 2}},
+      {{200, 1, 1}, {64, 1, 1}},  // a last threadgroup the JIT leaves
+  };
+  const char* const kCounting[] = {"thread_position_in_grid.x",
+                                   "thread_position_in_threadgroup.x",
+                                   "thread_index_in_threadgroup"};
+  std::mt19937 rng(1129);
+  Compiled compiled;
+  int faulted = 0;
+  for (int program = 0; program < 60; ++program) {
+    const Shape& shape = kShapes[program % std::size(kShapes)];
+    const uint64_t threads =
+        shape.grid.width * shape.grid.height * shape.grid.depth;
+    const auto k = [&](uint32_t most) { return std::to_string(rng() % most); };
+    // r9 from r0 (counting) and r8 (the same in every lane).
+    const auto index = [&]() -> std::string {
+      switch (rng() % 9) {
+        case 0:
+          return "add.u32 r9, r0, " + k(80);
+        case 1:  // the same value first
+          return "mov.u32 r8, " + k(80) + "\n    add.u32 r9, r8, r0";
+        case 2:  // below 0 in the first lanes of the grid
+          return "sub.u32 r9, r0, " + k(40);
+        case 3:  // counting plus a row's worth
+          return "mov.u32 r8, %thread_position_in_grid.y\n"
+                 "    shl.u32 r8, r8, 6\n"
+                 "    add.u32 r9, r0, r8\n    add.u32 r9, r9, " +
+                 k(8);
+        case 4:  // descending (with the displacement, in bounds at first)
+          return "mov.u32 r8, " + k(60) + "\n    sub.u32 r9, r8, r0";
+        case 5:  // every other word
+          return "add.u32 r9, r0, r0";
+        case 7:  // the same word in every lane of a row
+          return "mov.u32 r9, %thread_position_in_grid.y";
+        case 6:  // near 2^32: wraps within the SIMD group
+          return "add.u32 r9, r0, " +
+                 std::to_string(4294967296ull - 1 - rng() % 40);
+        default:  // chains of both
+          return "add.u32 r9, r0, " + k(60) + "\n    sub.u32 r9, r9, " + k(60);
+      }
+    };
+    // The index signed or not, and a displacement of 0 to 64 words.
+    const auto operand = [&] {
+      return std::string(rng() % 2 ? "sext(r9)" : "r9") + "*4 + " +
+             std::to_string(4 * (rng() % 65));
+    };
+    std::ostringstream s;
+    s << ".kernel k\n"
+      << ".buffer 0 u0 device uint in\n"
+      << ".buffer 1 u2 device uint out\n"
+      << "    mov.u32 r0, %" << kCounting[rng() % std::size(kCounting)] << "\n"
+      << "    " << index() << "\n"
+      << "    ld.device.u32 r1, [u0 + " << operand() << "]\n"
+      << "    " << index() << "\n"
+      << "    ld.device.u32 r2, [u0 + " << operand() << "]\n"
+      << "    add.u32 r1, r1, r2\n"
+      << "    " << index() << "\n"
+      << "    st.device.u32 [u2 + " << operand() << "], r1\n"
+      << "    exit\n.end\n";
+    const std::string text = s.str();
+    // Both buffers hold the grid's words and 64 more (the most a
+    // displacement adds).
+    Launch launch;
+    for (int b = 0; b < 2; ++b) {
+      std::vector<uint32_t> words(threads + 64);
+      for (uint32_t& w : words) w = static_cast<uint32_t>(rng());
+      launch.buffers.emplace_back(words.size() * 4);
+      std::memcpy(launch.buffers.back().data(), words.data(),
+                  launch.buffers.back().size());
+    }
+    launch.grid = shape.grid;
+    launch.group = shape.group;
+    const auto make = [&](Device& device) {
+      return device.newLibraryWithISA(text, "counting.s");
+    };
+    const std::string what =
+        "program " + std::to_string(program) + ":\n" + text;
+    faulted += !RunOn(emu::Executor::kInterpreter, make, "k", launch).ok;
+    ExpectSame(what, make, "k", launch, &compiled);
+    if (::testing::Test::HasFailure()) break;
+  }
+  EXPECT_EQ(compiled.whole, 60);
+  // Some fault, most do not.
+  EXPECT_GT(faulted, 5);
+  EXPECT_LT(faulted, 45);
+}
+
 // A program of if-thens, which the JIT runs with the run before each
 // (IfThenEnd): conditions that hold in some lanes, all or none, `bz` and
 // `bnz`, two that share their join, one right after a barrier (no run
