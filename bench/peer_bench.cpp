@@ -1,11 +1,14 @@
 // mtlemu beside its natural peer, PoCL (Debian's pocl-opencl-icd, through
 // the OpenCL ICD loader): the same four kernels (peer_kernels.h), in MSL on
-// mtlemu and in OpenCL C on PoCL, in one process. Prints kernel time
-// against kernel time (mtlemu's DispatchReport::seconds, PoCL's profiling
-// events), best of N, with the ratio, and whether the two wrote the same
-// bits (the exit code is 1 where they did not; CTest runs it small as
-// bench_peer_pocl). For the vector add, NumPy's time for the same add (run by
-// /usr/bin/python3 from here) is the memory bandwidth of the machine.
+// mtlemu and in OpenCL C on PoCL, then three Triton kernels of mtlemu's
+// tests (tests/compiler/triton/kernels/basics.py) on mtlemu beside OpenCL C
+// doing the same work (peer_cases.h). Prints kernel time against kernel
+// time (mtlemu's DispatchReport::seconds, PoCL's profiling events), best of
+// N, with the ratio, and whether the two wrote the same bits, or the same
+// result within the case's tolerance (the exit code is 1 where they did
+// not; CTest runs it small as bench_peer_pocl). For the vector add, NumPy's
+// time for the same add (run by /usr/bin/python3 from here) is the memory
+// bandwidth of the machine.
 //
 //   build/bench/mtlemu_peer_bench [--runs N] [--threads N] [--only NAME]
 //                                 [--scale F] [--timed] [--skip-interpreter]
@@ -23,11 +26,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "api/library.h"
+#include "api/triton_launch.h"
 #include "bench/bench_support.h"
 #include "bench/peer_cases.h"
 #include "bench/peer_kernels.h"
@@ -50,10 +57,107 @@ struct Result {
   std::vector<float> output;
 };
 
+// The Triton kernel of `c`, compiled with the device's options now.
+api::TritonLibrary CompileTriton(Device& device, const PeerCase& c) {
+  api::TritonRequest request;
+  request.file = std::string(MTLEMU_SOURCE_DIR) +
+                 "/tests/compiler/triton/kernels/basics.py";
+  request.kernel = c.triton.kernel;
+  for (const std::string& name : c.triton.buffers) {
+    triton::frontend::KernelArg pointer;
+    pointer.kind = triton::frontend::KernelArg::Kind::kPointer;
+    pointer.dtype = triton::frontend::DType::F32();
+    request.args.emplace_back(name, pointer);
+  }
+  for (const auto& [name, text] : c.triton.scalars) {
+    request.args.emplace_back(name,
+                              triton::frontend::KernelArg::FromText(text));
+  }
+  return Must(api::newLibraryWithTriton(device, request));
+}
+
+// The MLX kernel of `c` from the snapshot at `root`.
+std::shared_ptr<ComputePipelineState> CompileMlx(Device& device,
+                                                 const PeerCase& c,
+                                                 const std::string& root) {
+  const std::filesystem::path path =
+      std::filesystem::path(root) / "mlx/backend/metal/kernels" / c.mlx.file;
+  std::ifstream in(path);
+  std::stringstream source;
+  source << in.rdbuf();
+  if (!in) Fail("cannot read " + path.string());
+  msl::CompileOptions options;
+  options.include_directories.push_back(root);
+  options.function_constants = c.mlx.constants;
+  auto library = Must(api::newLibraryWithSource(device, source.str(), options,
+                                                path.string(), {c.mlx.kernel}));
+  return Must(
+      device.newComputePipelineState(Must(library->newFunction(c.mlx.kernel))));
+}
+
+// Encodes `c` on `encoder` over `buffers`: its Triton launch where it has
+// one (`triton`), else its MLX kernel or kPeerMsl's (`pipeline`).
+void Encode(Device& device, ComputeCommandEncoder& encoder, const PeerCase& c,
+            const std::vector<std::shared_ptr<Buffer>>& buffers,
+            const std::shared_ptr<ComputePipelineState>& pipeline,
+            const api::TritonLibrary& triton) {
+  if (c.triton.kernel != nullptr) {
+    std::map<std::string, api::TritonArgValue> args;
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      args[c.triton.buffers[i]].buffer = buffers[i];
+    }
+    for (const auto& [name, text] : c.triton.scalars) {
+      args[name].scalar = triton::frontend::KernelArg::FromText(text);
+    }
+    const MTLSize grid{c.triton.grid[0], c.triton.grid[1], c.triton.grid[2]};
+    if (Status s = api::EncodeTritonLaunch(device, encoder, triton, grid, args);
+        !s.ok()) {
+      Fail(c.name + ": " + s.error().message);
+    }
+    return;
+  }
+  encoder.setComputePipelineState(pipeline);
+  const bool mlx = c.mlx.kernel != nullptr;
+  const std::vector<std::vector<uint8_t>>& values =
+      mlx ? c.mlx.values : c.values;
+  size_t slot = 0;  // the next argument: its index is `slot`, or MLX's
+  const auto next = [&] {
+    const size_t i = slot++;
+    return mlx ? c.mlx.indices.at(i) : static_cast<int>(i);
+  };
+  for (const auto& buffer : buffers) {
+    if (!encoder.setBuffer(buffer, 0, next()).ok()) Fail("setBuffer");
+  }
+  for (const std::vector<uint8_t>& value : values) {
+    if (!encoder.setBytes(value.data(), value.size(), next()).ok()) {
+      Fail("setBytes");
+    }
+  }
+  Status dispatched;
+  if (!mlx) {
+    dispatched = encoder.dispatchThreads({c.grid[0], c.grid[1], 1},
+                                         {c.group[0], c.group[1], 1});
+  } else {
+    const MTLSize grid{c.mlx.grid[0], c.mlx.grid[1], c.mlx.grid[2]};
+    const MTLSize group{c.mlx.group[0], c.mlx.group[1], c.mlx.group[2]};
+    dispatched = c.mlx.threadgroups ? encoder.dispatchThreadgroups(grid, group)
+                                    : encoder.dispatchThreads(grid, group);
+  }
+  if (!dispatched.ok()) Fail(c.name + ": " + dispatched.error().message);
+}
+
 Result RunMtlemu(Device& device, Library& library, const PeerCase& c,
                  int runs) {
-  auto function = Must(library.newFunction(c.kernel));
-  auto pipeline = Must(device.newComputePipelineState(function));
+  std::shared_ptr<ComputePipelineState> pipeline;
+  api::TritonLibrary triton;
+  if (c.triton.kernel != nullptr) {
+    triton = CompileTriton(device, c);
+  } else if (c.mlx.kernel != nullptr) {
+    pipeline = CompileMlx(device, c, std::getenv("MTLEMU_MLX_DIR"));
+  } else {
+    auto function = Must(library.newFunction(c.kernel));
+    pipeline = Must(device.newComputePipelineState(function));
+  }
   Result result;
   for (int run = 0; run < runs; ++run) {
     std::vector<std::shared_ptr<Buffer>> buffers;
@@ -62,24 +166,7 @@ Result RunMtlemu(Device& device, Library& library, const PeerCase& c,
     }
     auto commands = device.newCommandQueue()->commandBuffer();
     auto encoder = commands->computeCommandEncoder();
-    encoder->setComputePipelineState(pipeline);
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      if (!encoder->setBuffer(buffers[i], 0, static_cast<int>(i)).ok()) {
-        Fail("setBuffer");
-      }
-    }
-    if (!c.bytes.empty() && !encoder
-                                 ->setBytes(c.bytes.data(), c.bytes.size(),
-                                            static_cast<int>(buffers.size()))
-                                 .ok()) {
-      Fail("setBytes");
-    }
-    if (!encoder
-             ->dispatchThreads({c.grid[0], c.grid[1], 1},
-                               {c.group[0], c.group[1], 1})
-             .ok()) {
-      Fail("dispatchThreads");
-    }
+    Encode(device, *encoder, c, buffers, pipeline, triton);
     commands->commit();
     if (commands->error() != nullptr) {
       Fail(c.name + ": " + commands->error()->message);
@@ -104,13 +191,15 @@ std::string ProgramFolder() {
   return error ? std::string(".") : self.parent_path().string();
 }
 
-// Runs `c` on PoCL through mtlemu_pocl_runner; the device's name goes to
-// `device`.
-Result RunPocl(const PeerCase& c, double scale, int runs, std::string& device) {
+// Runs case `index` of PeerCases(scale), `c`, on PoCL through
+// mtlemu_pocl_runner; the device's name goes to `device`.
+Result RunPocl(size_t index, const PeerCase& c, double scale, int runs,
+               std::string& device) {
   const std::string out = std::filesystem::temp_directory_path() /
                           ("mtlemu_peer_" + std::to_string(getpid()) + ".f32");
   const std::string command = "'" + ProgramFolder() + "/mtlemu_pocl_runner' " +
-                              c.kernel + " " + std::to_string(scale) + " " +
+                              std::to_string(index) + " " +
+                              std::to_string(scale) + " " +
                               std::to_string(runs) + " '" + out + "'";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) Fail("cannot run " + command);
@@ -131,23 +220,39 @@ Result RunPocl(const PeerCase& c, double scale, int runs, std::string& device) {
   return result;
 }
 
-// How many elements differ in their bits, and the largest difference.
-std::string Compare(const std::vector<float>& a, const std::vector<float>& b) {
+// Whether `a` is `b` within `tolerance` (PeerCase::tolerance: 0, the same
+// bits), and in `said` how: "same bits", or how many differ and by how much.
+bool Compare(const std::vector<float>& a, const std::vector<float>& b,
+             double tolerance, std::string& said) {
   size_t differ = 0;
-  double worst = 0;
+  double worst = 0, worst_relative = 0;
   for (size_t i = 0; i < a.size(); ++i) {
     uint32_t x, y;
     std::memcpy(&x, &a[i], 4);
     std::memcpy(&y, &b[i], 4);
-    if (x != y) {
-      ++differ;
-      worst = std::max(worst, std::fabs(double{a[i]} - double{b[i]}));
-    }
+    if (x == y) continue;
+    ++differ;
+    const double d = std::fabs(double{a[i]} - double{b[i]});
+    worst = std::max(worst, d);
+    const double larger =
+        std::max(std::fabs(double{a[i]}), std::fabs(double{b[i]}));
+    // NaN against a number, or a difference where one is 0: no ratio.
+    worst_relative =
+        std::max(worst_relative, larger > 0 && d == d ? d / larger : 1e30);
   }
-  if (differ == 0) return "same bits";
-  char text[96];
-  std::snprintf(text, sizeof text, "%zu differ (max %.3g)", differ, worst);
-  return text;
+  char text[128];
+  if (differ == 0) {
+    said = "same bits";
+  } else if (tolerance > 0) {
+    std::snprintf(text, sizeof text,
+                  "%zu of %zu differ, by %.2g relative at most (allowed %.0e)",
+                  differ, a.size(), worst_relative, tolerance);
+    said = text;
+  } else {
+    std::snprintf(text, sizeof text, "%zu differ (max %.3g)", differ, worst);
+    said = text;
+  }
+  return differ == 0 || worst_relative <= tolerance;
 }
 
 // NumPy's time for c = a + b over `n` floats (best of `runs`), from
@@ -211,12 +316,21 @@ int Main(int argc, char** argv) {
 
   std::string pocl_device;
   bool first = true, all_same = true;
-  for (const PeerCase& c : PeerCases(scale)) {
+  const std::vector<PeerCase> cases = PeerCases(scale);
+  for (size_t index = 0; index < cases.size(); ++index) {
+    const PeerCase& c = cases[index];
     if (!only.empty() && c.name.find(only) == std::string::npos &&
         only != c.kernel) {
       continue;
     }
-    const Result pocl = RunPocl(c, scale, runs, pocl_device);
+    if (c.mlx.kernel != nullptr && std::getenv("MTLEMU_MLX_DIR") == nullptr) {
+      std::printf(
+          "| %s | %s | skipped: MTLEMU_MLX_DIR names no snapshot of "
+          "github.com/ml-explore/mlx |\n",
+          c.name.c_str(), c.work.c_str());
+      continue;
+    }
+    const Result pocl = RunPocl(index, c, scale, runs, pocl_device);
     if (first) {
       std::printf("PoCL device: %s; mtlemu: functional mode%s; best of %d\n\n",
                   pocl_device.c_str(), timed ? " and timed (m1)" : "", runs);
@@ -248,14 +362,17 @@ int Main(int argc, char** argv) {
       device->options().timing = false;
       std::printf(" %.1f | %.1fx |", t.seconds * 1e3, t.seconds / emu.seconds);
     }
-    std::string compared = Compare(emu.output, pocl.output);
-    if (compared == "same bits" && jit.output != emu.output) {
-      compared = "JIT: " + Compare(jit.output, pocl.output);
+    std::string compared;
+    bool same = Compare(emu.output, pocl.output, c.tolerance, compared);
+    if (same && jit.output != emu.output) {
+      same = Compare(jit.output, pocl.output, c.tolerance, compared);
+      compared = "JIT: " + compared;
     }
-    all_same &= compared == "same bits";
+    all_same &= same;
     std::printf(" %s |\n", compared.c_str());
     std::fflush(stdout);
-    if (c.kernel == std::string("vector_add")) {
+    if (c.kernel == std::string("vector_add") && c.triton.kernel == nullptr &&
+        c.mlx.kernel == nullptr) {
       const double numpy = NumpyAddSeconds(c.buffers[0].size(), runs);
       if (numpy > 0) {
         std::printf(
@@ -267,7 +384,8 @@ int Main(int argc, char** argv) {
     }
   }
   if (!all_same) {
-    std::fprintf(stderr, "peer_bench: mtlemu and PoCL wrote different bits\n");
+    std::fprintf(stderr,
+                 "peer_bench: mtlemu and PoCL wrote different results\n");
     return 1;
   }
   return 0;

@@ -14,15 +14,50 @@
 
 namespace mtlemu::bench {
 
+// A kernel of tests/compiler/triton/kernels/basics.py, launched as Triton
+// launches it: its pointer arguments are the case's buffers, in order, then
+// the others by name (constexprs too, as text), over `grid` programs.
+struct TritonLaunch {
+  const char* kernel = nullptr;
+  std::vector<std::string> buffers;
+  std::vector<std::pair<std::string, std::string>> scalars;
+  size_t grid[3] = {1, 1, 1};
+};
+
+// A kernel of an MLX snapshot (MTLEMU_MLX_DIR), launched as MLX launches
+// it: `file` under mlx/backend/metal/kernels/, compiled as MLX's build
+// does (-I the snapshot) with these function constants by index; the
+// case's buffers, then `values`, at the [[buffer]] indices `indices`; a
+// grid of `grid` threads, or of threadgroups with `threadgroups`.
+struct MlxLaunch {
+  const char* file = nullptr;
+  const char* kernel = nullptr;
+  std::vector<std::pair<std::string, std::string>> constants;
+  std::vector<std::vector<uint8_t>> values;
+  std::vector<int> indices;
+  bool threadgroups = false;
+  size_t grid[3] = {1, 1, 1};
+  size_t group[3] = {1, 1, 1};
+};
+
 struct PeerCase {
   std::string name;
   std::string work;
-  const char* kernel;
+  const char* kernel;  // in kPeerOpenCl (PoCL) and, unless `triton`, kPeerMsl
   std::vector<std::vector<float>> buffers;  // initial contents
   int output;                               // which buffer is compared
-  std::vector<uint8_t> bytes;  // the by-value argument after the buffers
+  // The by-value arguments after the buffers, in order.
+  std::vector<std::vector<uint8_t>> values;
   size_t grid[2];
   size_t group[2];
+  // mtlemu runs this Triton kernel instead of the MSL one.
+  TritonLaunch triton = {};
+  // The largest difference from PoCL's output, relative to the larger of
+  // the two values, that counts as the same result (0: the same bits;
+  // where the two sum or round in another order).
+  double tolerance = 0;
+  // Or this MLX kernel.
+  MlxLaunch mlx = {};
 };
 
 inline std::vector<float> Ramp(size_t n, int period, float scale) {
@@ -70,7 +105,7 @@ inline std::vector<PeerCase> PeerCases(double scale) {
                    "fma_chain",
                    {Ramp(fma, 97, 0.01f)},
                    0,
-                   BytesOf(k),
+                   {BytesOf(k)},
                    {fma, 1},
                    {256, 1}});
   const size_t reduce = scaled(size_t{1} << 24);
@@ -92,9 +127,118 @@ inline std::vector<PeerCase> PeerCases(double scale) {
        {Ramp(size_t{n} * n, 13, 0.25f), Ramp(size_t{n} * n, 7, 0.5f),
         std::vector<float>(size_t{n} * n)},
        2,
-       BytesOf(n),
+       {BytesOf(n)},
        {n, n},
        {16, 16}});
+
+  // The Triton kernels of mtlemu's tests beside OpenCL C doing the same
+  // work: the vector add and the matmul against the same OpenCL kernels
+  // as above (their inputs are sums of small multiples of 1/8, exact in any
+  // order), a row softmax against a work-group per row.
+  const auto text = [](size_t v) { return std::to_string(v); };
+  PeerCase triton_add = cases[0];
+  triton_add.name = "Triton vector add";
+  triton_add.triton = {"add_kernel",
+                       {"x_ptr", "y_ptr", "output_ptr"},
+                       {{"n_elements", text(add)}, {"BLOCK_SIZE", "1024"}},
+                       {(add + 1023) / 1024, 1, 1}};
+  cases.push_back(triton_add);
+  const size_t rows = scaled(size_t{1} << 14), cols = 781;
+  cases.push_back(
+      {"Triton softmax",
+       text(rows) + " rows x " + text(cols),
+       "softmax_rows",
+       {std::vector<float>(rows * cols), Ramp(rows * cols, 29, 0.125f)},
+       0,
+       {BytesOf(static_cast<uint32_t>(cols)),
+        BytesOf(static_cast<uint32_t>(cols))},
+       {rows * 128, 1},
+       {128, 1},
+       {"softmax_kernel",
+        {"out_ptr", "in_ptr"},
+        {{"in_row_stride", text(cols)},
+         {"out_row_stride", text(cols)},
+         {"n_cols", text(cols)},
+         {"BLOCK_SIZE", "1024"}},
+        {rows, 1, 1}},
+       1e-5});
+  PeerCase triton_matmul = cases[3];
+  triton_matmul.name = "Triton matmul";
+  triton_matmul.triton = {"matmul_kernel",
+                          {"a_ptr", "b_ptr", "c_ptr"},
+                          {{"M", text(n)},
+                           {"N", text(n)},
+                           {"K", text(n)},
+                           {"stride_am", text(n)},
+                           {"stride_ak", "1"},
+                           {"stride_bk", text(n)},
+                           {"stride_bn", "1"},
+                           {"stride_cm", text(n)},
+                           {"stride_cn", "1"},
+                           {"BLOCK_M", "32"},
+                           {"BLOCK_N", "32"},
+                           {"BLOCK_K", "32"}},
+                          {n / 32, n / 32, 1}};
+  cases.push_back(triton_matmul);
+
+  // MLX's kernels for the same work, dispatched as MLX's backend does:
+  // binary_op_gpu (binary.cpp) for two contiguous float32 arrays of 2^16 or
+  // more elements, two per thread in threadgroups of 1024; Matmul::eval_gpu
+  // (matmul.cpp) for row-contiguous float32 operands, the steel GEMM with
+  // the tile GEMM_TPARAM_MACRO picks for the 'g' architectures (64 x 64 x
+  // 16, 2 x 2 SIMD groups), function constants has_batch 10,
+  // use_out_source 100, do_axpby 110, align_M/N/K 200-202, GEMMParams at 4.
+  PeerCase mlx_add = cases[0];
+  mlx_add.name = "MLX add (vvn_Addfloat32)";
+  mlx_add.mlx = {"binary.metal",
+                 "vvn_Addfloat32",
+                 {},
+                 {BytesOf(static_cast<uint32_t>(add))},
+                 {0, 1, 2, 3},
+                 false,
+                 {add / 2, 1, 1},
+                 {1024, 1, 1}};
+  cases.push_back(mlx_add);
+  // GEMMParams (steel/gemm/params.h) as the host lays it out.
+  struct SteelGemmParams {
+    int32_t M, N, K, lda, ldb, ldd, tiles_n, tiles_m;
+    int64_t batch_stride_a, batch_stride_b, batch_stride_d;
+    int32_t swizzle_log, gemm_k_iterations_aligned, batch_ndim;
+  };
+  static_assert(sizeof(SteelGemmParams) == 72);
+  const auto side = static_cast<int32_t>(n);
+  const int32_t tiles = (side + 63) / 64;
+  const SteelGemmParams params{side,
+                               side,
+                               side,
+                               side,
+                               side,
+                               side,
+                               tiles,
+                               tiles,
+                               0,
+                               0,
+                               int64_t{side} * side,
+                               0,
+                               side / 16,
+                               1};
+  const auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  PeerCase mlx_gemm = cases[3];
+  mlx_gemm.name = "MLX steel GEMM";
+  mlx_gemm.mlx = {"steel/gemm/kernels/steel_gemm_fused.metal",
+                  "steel_gemm_fused_nn_float32_float32_bm64_bn64_bk16_wm2_wn2",
+                  {{"10", "false"},
+                   {"100", "false"},
+                   {"110", "false"},
+                   {"200", flag(side % 64 == 0)},
+                   {"201", flag(side % 64 == 0)},
+                   {"202", flag(side % 16 == 0)}},
+                  {BytesOf(params)},
+                  {0, 1, 3, 4},
+                  true,
+                  {static_cast<size_t>(tiles), static_cast<size_t>(tiles), 1},
+                  {32, 2, 2}};
+  cases.push_back(mlx_gemm);
   return cases;
 }
 

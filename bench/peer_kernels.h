@@ -98,6 +98,34 @@ __kernel void matmul(__global const float* a, __global const float* b,
   }
   c[gy * n + gx] = acc;
 }
+// One work-group of 128 per row: its largest value, then the sum of the
+// exponentials, each a tree over the work-group.
+__kernel void softmax_rows(__global float* out, __global const float* in,
+                           uint stride, uint n) {
+  __local float part[128];
+  uint row = get_group_id(0), tid = get_local_id(0);
+  __global const float* x = in + row * stride;
+  float m = -INFINITY;
+  for (uint c = tid; c < n; c += 128) m = fmax(m, x[c]);
+  part[tid] = m;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = 64; s > 0; s >>= 1) {
+    if (tid < s) part[tid] = fmax(part[tid], part[tid + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  m = part[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float sum = 0.0f;
+  for (uint c = tid; c < n; c += 128) sum += exp(x[c] - m);
+  part[tid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = 64; s > 0; s >>= 1) {
+    if (tid < s) part[tid] += part[tid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  sum = part[0];
+  for (uint c = tid; c < n; c += 128) out[row * stride + c] = exp(x[c] - m) / sum;
+}
 )";
 
 }  // namespace mtlemu::bench

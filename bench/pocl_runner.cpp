@@ -5,7 +5,7 @@
 // best of N by profiling events; prints "SECONDS DEVICE-NAME" on stdout
 // and writes the output buffer's floats, raw, to OUT.
 //
-//   mtlemu_pocl_runner KERNEL SCALE RUNS OUT
+//   mtlemu_pocl_runner CASE SCALE RUNS OUT   (CASE: its index in PeerCases)
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
@@ -119,8 +119,8 @@ double Run(OpenCl& cl, const PeerCase& c, int runs,
       Check(clSetKernelArg(kernel, arg++, sizeof(cl_mem), &m),
             "clSetKernelArg");
     }
-    if (!c.bytes.empty()) {
-      Check(clSetKernelArg(kernel, arg, c.bytes.size(), c.bytes.data()),
+    for (const std::vector<uint8_t>& value : c.values) {
+      Check(clSetKernelArg(kernel, arg++, value.size(), value.data()),
             "clSetKernelArg");
     }
     cl_event done = nullptr;
@@ -147,14 +147,16 @@ double Run(OpenCl& cl, const PeerCase& c, int runs,
 
 int Main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: %s KERNEL SCALE RUNS OUT\n", argv[0]);
+    std::fprintf(stderr, "usage: %s CASE SCALE RUNS OUT\n", argv[0]);
     return 2;
   }
-  const std::string kernel = argv[1];
+  // CASE: the case's index in PeerCases(SCALE).
+  const size_t index = std::strtoul(argv[1], nullptr, 10);
   const double scale = std::atof(argv[2]);
   const int runs = std::max(1, std::atoi(argv[3]));
-  for (const PeerCase& c : PeerCases(scale)) {
-    if (kernel != c.kernel) continue;
+  const std::vector<PeerCase> cases = PeerCases(scale);
+  if (index < cases.size()) {
+    const PeerCase& c = cases[index];
     OpenCl cl = OpenPocl();
     std::vector<float> output;
     const double seconds = Run(cl, c, runs, output);
@@ -167,7 +169,7 @@ int Main(int argc, char** argv) {
     std::printf("%.9f %s\n", seconds, cl.device_name.c_str());
     return 0;
   }
-  Fail("no case named " + kernel);
+  Fail(std::string("no case ") + argv[1]);
 }
 
 }  // namespace
