@@ -69,12 +69,19 @@ using Handler = void (*)(ExecContext&, const DecodedInstruction&);
 // the branch alone begins the compiled code), the code runs the branch and
 // that body too, the body under the lanes that fall through; `head` is
 // then the instructions up to and with the branch (0: no branch) and
-// `body_mask` the lanes that ran the body (0: none did).
+// `body_mask` the lanes that ran the body (0: none did). An if-else: where
+// the branch goes forward over one straight run ending in a `br` to its
+// reconvergence point, to one straight run up to that point
+// (IfElseEnd), the code runs both ways as the interpreter does, the
+// taken one first: `body_mask` the lanes that took the branch and ran its
+// target's run, `else_mask` those that fell through and ran the other run
+// and its `br`.
 struct JitTrips {
   uint64_t budget = 0;
   uint64_t taken = 0;
   uint32_t head = 0;
   uint32_t body_mask = 0;
+  uint32_t else_mask = 0;
 };
 
 // A straight run compiled to native code (emu/jit/): runs the instructions

@@ -70,6 +70,55 @@ struct LocalStats : SimdGroupStats {
       std::to_string(ctx.fault->lane) + " did not)";
 }
 
+// What a compiled run went through (SimdGroup::Run), in instructions
+// from its first: the run, and where an if-then or an if-else follows it
+// (JitTrips), `head` up to and with the branch, `body` of the if-then's
+// body or of the if-else's taken way (which starts at `body_at`), `other`
+// of the if-else's way that fell through, with its `br`; up to the
+// instruction that faulted, if one did. `last`: the last instruction run.
+struct JitArms {
+  uint32_t head = 0;
+  uint32_t body = 0;
+  uint32_t body_at = 0;
+  uint32_t other = 0;
+  uint32_t last = 0;
+  bool if_else = false;
+};
+
+JitArms CountArms(const DecodedInstruction* code, uint32_t pc, uint32_t ran,
+                  bool faulted, const JitTrips& trips) {
+  JitArms a;
+  const uint32_t through = faulted ? ran + 1 : ran;
+  a.head = trips.head != 0 ? std::min(through, trips.head) : through;
+  a.body_at = a.head;
+  if (trips.head != 0) {
+    const DecodedInstruction& branch = code[pc + trips.head - 1];
+    if (branch.target == branch.reconverge) {
+      if (trips.body_mask != 0) a.body = through - a.head;
+    } else {
+      // The taken way [taken, join) ran first, then the other [head,
+      // taken) with its `br`.
+      a.if_else = true;
+      const uint32_t taken = branch.target - pc;
+      const uint32_t join = branch.reconverge - pc;
+      a.body_at = taken;
+      if (!faulted) {
+        if (trips.body_mask != 0) a.body = join - taken;
+        if (trips.else_mask != 0) a.other = taken - a.head;
+      } else if (through > taken) {
+        a.body = through - taken;
+      } else if (through > a.head) {
+        if (trips.body_mask != 0) a.body = join - taken;
+        a.other = through - a.head;
+      }
+    }
+  }
+  a.last = a.other != 0  ? a.head + a.other - 1
+           : a.body != 0 ? a.body_at + a.body - 1
+                         : a.head - 1;
+  return a;
+}
+
 }  // namespace
 
 uint32_t SimdGroup::RunHandlers(const DecodedInstruction* code,
@@ -147,41 +196,46 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       stats.instructions += looped;
       stats.lane_instructions += looped * counted_lanes_;
       // The instructions it went through: up to the one that faulted, or
-      // to the next one; an if-then's body under its own lanes.
-      const uint32_t through = ctx.faulted ? ran + 1 : ran;
-      uint32_t head = through;
-      uint32_t body = 0;
-      if (trips.head != 0) {
-        head = std::min(through, trips.head);
-        if (trips.body_mask != 0) body = through - head;
-      }
-      stats.instructions += head + body;
+      // to the next one; an if-then's body, an if-else's two ways, each
+      // under its own lanes.
+      const JitArms arms = CountArms(code, top.pc, ran, ctx.faulted, trips);
+      const uint32_t head = arms.head, body = arms.body, other = arms.other;
+      stats.instructions += head + body + other;
       stats.lane_instructions += head * counted_lanes_;
       const uint32_t body_lanes =
           body == 0 ? 0
           : trips.body_mask == mask
               ? static_cast<uint32_t>(counted_lanes_)
               : static_cast<uint32_t>(std::popcount(trips.body_mask));
-      stats.lane_instructions += uint64_t{body} * body_lanes;
+      const auto other_lanes =
+          static_cast<uint32_t>(std::popcount(trips.else_mask));
+      stats.lane_instructions +=
+          uint64_t{body} * body_lanes + uint64_t{other} * other_lanes;
       if (trace_ != nullptr) [[unlikely]] {
         // What the interpreter would have recorded: each time round, the
-        // run and its branch; then the run, the if-then's head and body.
+        // run and its branch; then the run, the if-then's head and body
+        // (an if-else's taken way, then the other).
         const auto lanes = static_cast<uint8_t>(counted_lanes_);
         for (uint64_t t = 0; t < trips.taken; ++t) {
           trace_->AppendRun(top.pc, lanes, n + 1);
         }
         trace_->AppendRun(top.pc, lanes, head);
         if (body != 0) {
-          trace_->AppendRun(top.pc + head, static_cast<uint8_t>(body_lanes),
-                            body);
+          trace_->AppendRun(top.pc + arms.body_at,
+                            static_cast<uint8_t>(body_lanes), body);
+        }
+        if (other != 0) {
+          trace_->AppendRun(top.pc + head, static_cast<uint8_t>(other_lanes),
+                            other);
         }
       }
+      const uint32_t at = top.pc;
       top.pc += ran;
       if (ctx.faulted) [[unlikely]] {
         return status_ = SimdGroupStatus::kFaulted;
       }
-      current = top.pc - 1 - (ran - head - body);
-      if (body != 0 && code[top.pc].flow == Flow::kExit) {
+      current = at + arms.last;
+      if (!arms.if_else && body != 0 && code[top.pc].flow == Flow::kExit) {
         // The lanes that skipped the body went to `exit`: done now, as
         // where the interpreter takes the branch.
         live_ &= ~mask | trips.body_mask;
@@ -190,7 +244,8 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       // there now (the switch below, without a way round the loop).
       const bool at_barrier = code[top.pc].flow == Flow::kThreadgroupBarrier &&
                               mask == live_ && top.reconverge != top.pc;
-      const uint32_t beyond = head + body > n ? head + body - n : 0;
+      const uint32_t beyond =
+          head + body + other > n ? head + body + other - n : 0;
       if (stop.Spend(beyond + at_barrier)) {
         return status_ = SimdGroupStatus::kFaulted;
       }

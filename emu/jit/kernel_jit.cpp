@@ -82,9 +82,9 @@ std::optional<Executor> ParseExecutor(std::string_view name) {
 }
 
 bool CompileRuns(DecodedKernel& kernel, std::string& note) {
-  // Each run worth compiling, and each if-then with the run before it if
-  // any (IfThenEnd): [begin, end) then the if-then's branch at `end` and
-  // its body up to `join` (0: no if-then).
+  // Each run worth compiling, and each if-then or if-else with the run
+  // before it if any (IfThenEnd, IfElseEnd): [begin, end) then the branch
+  // at `end` and its ways up to `join` (0: neither).
   struct Run {
     uint32_t begin;
     uint32_t end;
@@ -93,7 +93,9 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
   std::vector<Run> runs;
   for (uint32_t pc = 0; pc < kernel.code.size(); ++pc) {
     const uint32_t end = std::max(kernel.code[pc].run_end, pc);
-    if (const uint32_t join = IfThenEnd(kernel, end); join != 0) {
+    uint32_t join = IfThenEnd(kernel, end);
+    if (join == 0) join = IfElseEnd(kernel, end);
+    if (join != 0) {
       runs.push_back({pc, end, join});
       pc = join - 1;
     } else if (end > pc) {

@@ -125,6 +125,11 @@ class RunEmitter {
       b_.CreateRet(b_.getInt32(join - begin));
       return fn_;
     }
+    if (const uint32_t reconverge = IfElseEnd(kernel_, end); reconverge != 0) {
+      if (!EmitIfElse(begin, end, reconverge)) return Discard();
+      b_.CreateRet(b_.getInt32(reconverge - begin));
+      return fn_;
+    }
     if (loop) LeaveLoop(*next, carried);
     // Lanes that exit next read no register again: nothing to write back.
     if (next == nullptr || next->flow != Flow::kExit) Flush();
@@ -415,6 +420,51 @@ class RunEmitter {
     // values stay valid in the body, whose lanes are among those.
     const bool exits = kernel_.code[join].flow == Flow::kExit;
     if (!exits) Flush();
+    if (!EmitUnder(active, mask, branch + 1, join, begin, exits)) {
+      return nullptr;
+    }
+    // Both ways' values are in the lane file now (or dead, at an exit).
+    cache_.clear();
+    patterns_.clear();
+    return mask;
+  }
+
+  // After the run [begin, branch): the if-else of IfElseEnd, as the
+  // interpreter runs it: the lanes that take the branch run its target's
+  // run up to `join`, then those that fall through run the run before the
+  // `br` (which needs no code), leaving the insert point at the join.
+  bool EmitIfElse(uint32_t begin, uint32_t branch, uint32_t join) {
+    const DecodedInstruction& d = kernel_.code[branch];
+    b_.CreateStore(b_.getInt32(branch - begin + 1),
+                   TripsField(offsetof(JitTrips, head)));
+    llvm::Value* taken = b_.CreateAnd(active_, Takes(d, true), "taken");
+    llvm::Value* fell = b_.CreateAnd(active_, Takes(d, false), "fell");
+    llvm::Value* taken_mask = b_.CreateBitCast(taken, i32_, "taken_mask");
+    llvm::Value* fell_mask = b_.CreateBitCast(fell, i32_, "fell_mask");
+    b_.CreateStore(taken_mask, TripsField(offsetof(JitTrips, body_mask)));
+    b_.CreateStore(fell_mask, TripsField(offsetof(JitTrips, else_mask)));
+    const bool exits = kernel_.code[join].flow == Flow::kExit;
+    if (!exits) Flush();
+    // The run's values, valid in both ways (their lanes are the run's).
+    const std::map<uint16_t, Entry> run = cache_;
+    if (!EmitUnder(taken, taken_mask, d.target, join, begin, exits)) {
+      return false;
+    }
+    cache_ = run;
+    patterns_.clear();
+    if (!EmitUnder(fell, fell_mask, branch + 1, d.target - 1, begin, exits)) {
+      return false;
+    }
+    cache_.clear();
+    patterns_.clear();
+    return true;
+  }
+
+  // [from, to) under the lanes `active` (their bits `mask`) where there
+  // are any, each way's changes written back unless the lanes `exit`
+  // next; then on in a block after it, whatever the lanes were.
+  bool EmitUnder(llvm::Value* active, llvm::Value* mask, uint32_t from,
+                 uint32_t to, uint32_t origin, bool exits) {
     auto* then = llvm::BasicBlock::Create(c_, "then", fn_);
     auto* done = llvm::BasicBlock::Create(c_, "join", fn_);
     b_.CreateCondBr(b_.CreateICmpNE(mask, b_.getInt32(0)), then, done);
@@ -427,19 +477,16 @@ class RunEmitter {
     active_ = active;
     all_active_ = b_.CreateICmpEQ(mask, b_.getInt32(~0u), "then_all_active");
     patterns_.clear();  // worked out for the run's lanes
-    if (!EmitBody(branch + 1, join, begin)) return nullptr;
+    if (!EmitBody(from, to, origin)) return false;
     if (!exits) Flush();
     b_.CreateStore(outer[0], ctx_mask);
     b_.CreateBr(done);
 
-    // Both ways' values are in the lane file now (or dead, at an exit).
     b_.SetInsertPoint(done);
     mask_ = outer[0];
     active_ = outer[1];
     all_active_ = outer[2];
-    cache_.clear();
-    patterns_.clear();
-    return mask;
+    return true;
   }
 
   // Tells the caller how often the loop went round, or how many SIMD
@@ -1323,6 +1370,22 @@ uint32_t IfThenEnd(const DecodedKernel& kernel, uint32_t pc) {
     return 0;
   }
   return kernel.code[pc + 1].run_end == join ? join : 0;
+}
+
+uint32_t IfElseEnd(const DecodedKernel& kernel, uint32_t pc) {
+  const auto& code = kernel.code;
+  if (pc + 2 >= code.size()) return 0;
+  const DecodedInstruction& d = code[pc];
+  if (d.flow != Flow::kBranchZero && d.flow != Flow::kBranchNonZero) return 0;
+  // bz/bnz to `taken`; the run [pc + 1, taken - 1) and `br join` at
+  // taken - 1; the run [taken, join).
+  const uint32_t taken = d.target;
+  const uint32_t join = d.reconverge;
+  if (taken <= pc + 1 || join <= taken || join >= code.size()) return 0;
+  const DecodedInstruction& br = code[taken - 1];
+  if (br.flow != Flow::kBranch || br.target != join) return 0;
+  if (taken - 1 > pc + 1 && code[pc + 1].run_end != taken - 1) return 0;
+  return code[taken].run_end == join ? join : 0;
 }
 
 bool JitInlines(const DecodedInstruction& d) {

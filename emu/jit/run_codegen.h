@@ -32,9 +32,17 @@ bool JitInlines(const DecodedInstruction& d);
 // straight run up to `join`. Returns `join`, else 0.
 uint32_t IfThenEnd(const DecodedKernel& kernel, uint32_t pc);
 
+// Where the conditional branch at `pc` begins an if-else that compiled
+// code runs after the run before it (JitTrips): a forward branch to one
+// straight run up to its reconvergence point `join`, the lanes that fall
+// through running one straight run (maybe empty) and then `br join`.
+// Returns `join`, else 0.
+uint32_t IfElseEnd(const DecodedKernel& kernel, uint32_t pc);
+
 // Emits the run [begin, end) of `kernel` as `name` into `module`, with
-// JitRun's signature (emu/exec/exec_context.h), and the if-then after it
-// where there is one (`end` == `begin`: no run, the branch alone); null
+// JitRun's signature (emu/exec/exec_context.h), and the if-then or
+// if-else after it where there is one (`end` == `begin`: no run, the
+// branch alone); null
 // (and nothing emitted) if an instruction JitInlines accepts has no inline
 // code, a defect of the emitter that then costs speed, not a wrong result.
 llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,

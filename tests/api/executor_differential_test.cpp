@@ -39,6 +39,7 @@ struct Outcome {
   std::string jit_note;
   bool whole = false;   // compiled whole (DecodedKernel::groups)
   int if_thens = 0;     // compiled with the run before them (IfThenEnd)
+  int if_elses = 0;     // the same (IfElseEnd)
   bool phased = false;  // compiled a phase at a time (DecodedKernel::phases)
   int alu_only = 0;     // compiled code that timed mode runs (jit_alu_only)
   // Timed mode: what the timing model made of the instructions issued.
@@ -96,9 +97,10 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
     out.alu_only += d.jit_alu_only;
   }
   for (uint32_t pc = 0; pc < decoded.code.size(); ++pc) {
-    out.if_thens +=
-        decoded.code[pc].jit != nullptr &&
-        emu::IfThenEnd(decoded, std::max(decoded.code[pc].run_end, pc)) != 0;
+    if (decoded.code[pc].jit == nullptr) continue;
+    const uint32_t end = std::max(decoded.code[pc].run_end, pc);
+    out.if_thens += emu::IfThenEnd(decoded, end) != 0;
+    out.if_elses += emu::IfElseEnd(decoded, end) != 0;
   }
   std::vector<std::shared_ptr<Buffer>> buffers;
   auto commands = device->newCommandQueue()->commandBuffer();
@@ -151,6 +153,7 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
 struct Compiled {
   int whole = 0;     // kernels compiled whole (DecodedKernel::groups)
   int if_thens = 0;  // if-thens compiled with the run before them
+  int if_elses = 0;  // if-elses compiled with the run before them
   int phased = 0;    // kernels compiled a phase at a time
   int alu_only = 0;  // compiled code that timed mode runs too
 };
@@ -168,6 +171,7 @@ bool ExpectSame(const std::string& what, MakeLibrary make,
   if (compiled != nullptr) {
     compiled->whole += jitted.whole;
     compiled->if_thens += jitted.if_thens;
+    compiled->if_elses += jitted.if_elses;
     compiled->phased += jitted.phased;
     compiled->alu_only += jitted.alu_only;
   }
@@ -688,8 +692,9 @@ TEST(ExecutorDifferentialTest, CountingIndicesGiveTheSameBitsAndFaults) {
 // A program of if-thens, which the JIT runs with the run before each
 // (IfThenEnd): conditions that hold in some lanes, all or none, `bz` and
 // `bnz`, two that share their join, one right after a barrier (no run
-// before it), a reduction's step between barriers, and an early return to
-// `exit`; with `fault`, past the end of `in` in the lanes of one body.
+// before it), a reduction's step between barriers, an if-else (IfElseEnd;
+// the way that falls through maybe empty) and an early return to `exit`;
+// with `fault`, past the end of `in` in the lanes of one body or way.
 // With `phases`, no if-then inside another, and a fault may come before a
 // branch as well: threadgroup barriers cut the program into runs and
 // if-thens (DecodedKernel::phases). `kinds`: RandomInstruction's, for the
@@ -739,7 +744,21 @@ std::string IfThenProgram(std::mt19937& rng, bool fault, bool phases = false,
   for (int b = 0; b < blocks; ++b) {
     const std::string join = "join" + std::to_string(b);
     if (b == faulty && fault_before) faulting_load();
-    switch (phases ? 1 + rng() % 3 : rng() % 4) {
+    bool faulted = b == faulty && fault_before;
+    switch (phases ? 1 + rng() % 3 : rng() % 5) {
+      case 4: {  // an if-else: the way that falls through, its `br`, then
+                 // the taken way (the body below)
+        const std::string taken = "taken" + std::to_string(b);
+        s << "    " << condition() << "\n    " << (rng() % 2 ? "bz" : "bnz")
+          << " r12, " << taken << ", " << join << "\n";
+        body(static_cast<int>(rng() % 4));
+        if (b == faulty && !faulted && rng() % 2 == 0) {
+          faulting_load();
+          faulted = true;
+        }
+        s << "    br " << join << "\n" << taken << ":\n";
+        break;
+      }
       case 0:  // two if-thens, the second in the first's body, one join
         s << "    " << condition() << "\n    " << branch(join) << "\n";
         body(1 + static_cast<int>(rng() % 4));
@@ -765,7 +784,7 @@ std::string IfThenProgram(std::mt19937& rng, bool fault, bool phases = false,
         break;
     }
     body(1 + static_cast<int>(rng() % 12));
-    if (b == faulty && !fault_before) {
+    if (b == faulty && !faulted) {
       faulting_load();
       body(1);
     }
@@ -805,7 +824,8 @@ TEST(ExecutorDifferentialTest, IfThensGiveTheSameBitsAndCounts) {
   }
   EXPECT_EQ(ran, 80);
   // Most of the 2 to 5 blocks' and the return's.
-  EXPECT_GT(compiled.if_thens, 200);
+  EXPECT_GT(compiled.if_thens, 150);
+  EXPECT_GT(compiled.if_elses, 40);
   EXPECT_GT(faulted, 5);  // a faulting body's condition may hold nowhere
 }
 
