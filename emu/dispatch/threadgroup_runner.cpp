@@ -368,12 +368,10 @@ bool ThreadgroupRunner::RunPhases(const DispatchSetup& setup,
   ExecContext& ctx = PrepareContext(setup, fault, nullptr);
   ctx.mask = kAllLanes;
   for (const DecodedKernel::Phase& phase : kernel.phases) {
-    // Each SIMD group runs the head, maybe the body, and the barrier or
-    // `exit` the phase ends at; at `exit`, the lanes that skipped the body
-    // (where some ran it) are done at the branch already, as in
-    // SimdGroup::Run.
-    const bool exits = kernel.code[phase.end].flow == Flow::kExit;
-    const uint64_t most = phase.head + phase.body + uint64_t{1};
+    // Each SIMD group runs the phase's instructions, some of them under
+    // part of its lanes, up to and with the barrier or `exit` it ends at;
+    // the compiled code counts them.
+    const uint64_t most = phase.end - phase.begin + uint64_t{1};
     for (uint32_t first = 0; first < count;) {
       // The SIMD groups that fit before the next look at the stop signal.
       const uint64_t fit = stop.Fit(most);
@@ -386,26 +384,14 @@ bool ThreadgroupRunner::RunPhases(const DispatchSetup& setup,
         ran = phase.run(&ctx, kernel.code.data(), &run);
       } else {
         run.done = run.count;
+        run.instructions = run.count;
+        run.lane_instructions = uint64_t{run.count} * kLanes;
       }
-      const uint64_t done = run.done;
-      const uint64_t skipped = done - run.bodies;
-      const uint64_t instructions =
-          done * (phase.head + uint64_t{1}) + run.bodies * uint64_t{phase.body};
-      stop.Took(instructions);
-      stats.instructions += instructions;
-      stats.lane_instructions +=
-          done * phase.head * kLanes + run.body_lanes * phase.body +
-          (exits && phase.body != 0 ? run.body_lanes + skipped * kLanes
-                                    : done * kLanes);
+      stop.Took(run.instructions);
+      stats.instructions += run.instructions;
+      stats.lane_instructions += run.lane_instructions;
       if (ctx.faulted) {
-        // The SIMD group after those done, up to its faulting instruction.
-        const uint64_t through = ran + uint64_t{1};
-        const uint64_t head = std::min<uint64_t>(through, phase.head);
-        const uint64_t body = through - head;
-        stats.instructions += through;
-        stats.lane_instructions +=
-            head * kLanes +
-            body * static_cast<uint64_t>(std::popcount(run.trips.body_mask));
+        // The SIMD group after those done, at its faulting instruction.
         Locate(fault, setup, position, size, first + run.done,
                phase.begin + ran);
         return false;

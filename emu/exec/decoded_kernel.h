@@ -40,10 +40,7 @@ struct DecodedKernel {
   // ending at `exit`; else empty.
   struct Phase {
     uint32_t begin = 0;
-    uint32_t end = 0;   // the barrier or `exit` it ends at
-    uint32_t head = 0;  // instructions up to and with the if-then's branch,
-                        // or all of them where there is none
-    uint32_t body = 0;  // the if-then's body (0: no if-then)
+    uint32_t end = 0;           // the barrier or `exit` it ends at
     JitPhaseRun run = nullptr;  // null: no instruction before `end`
   };
   std::vector<Phase> phases;

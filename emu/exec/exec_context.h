@@ -119,21 +119,24 @@ using JitGroupRun = uint32_t (*)(ExecContext* ctx,
                                  const DecodedInstruction* code,
                                  JitGroups* groups);
 
-// A kernel whose threadgroup barriers cut it into phases, each a straight
-// run and maybe an if-then after it (run_codegen.h's IfThenEnd), up to the
-// next barrier or `exit`, compiled a phase at a time (emu/jit/): a phase's
-// code runs `count` SIMD groups of one threadgroup one after the other,
-// each with all 32 lanes live and its own lane file (`files[i]`: the i-th's,
-// from StartSimdGroup or the phases before); ctx->mask is all lanes. `trips` is
-// each one's head and body_mask as for JitRun; `bodies` counts those whose
-// if-then body ran, `body_lanes` the lanes that ran it.
+// A kernel whose threadgroup barriers cut it into phases, each straight
+// runs, each maybe with an if-then or an if-else after it (run_codegen.h's
+// IfThenEnd, IfElseEnd), up to the next barrier or `exit`, compiled a
+// phase at a time (emu/jit/): a phase's code runs `count` SIMD groups of
+// one threadgroup one after the other, each with all 32 lanes live and its
+// own lane file (`files[i]`: the i-th's, from StartSimdGroup or the phases
+// before); ctx->mask is all lanes. `trips`: scratch for the branches'
+// masks, as for JitRun.
 struct JitPhase {
   uint32_t* const* files = nullptr;
   uint32_t count = 0;
   uint32_t done = 0;  // out: the SIMD groups that reached the phase's end
   JitTrips trips;
-  uint32_t bodies = 0;
-  uint64_t body_lanes = 0;
+  // Added to: the instructions and lane-instructions run, the barrier or
+  // `exit` at the end included, and those of a SIMD group that faulted,
+  // the faulting one included.
+  uint64_t instructions = 0;
+  uint64_t lane_instructions = 0;
 };
 
 // Returns the distance from the phase's first instruction to its end (the

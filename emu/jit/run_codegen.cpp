@@ -10,6 +10,7 @@
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 
+#include <array>
 #include <cstddef>
 #include <map>
 #include <set>
@@ -148,6 +149,7 @@ class RunEmitter {
     };
     trips_ = field(offsetof(JitPhase, trips));
     done_ = field(offsetof(JitPhase, done));
+    counts_ = arg;
     llvm::Value* files =
         b_.CreateLoad(ptr_, field(offsetof(JitPhase, files)), "files");
     llvm::Value* count =
@@ -164,25 +166,67 @@ class RunEmitter {
                       "slots");
     b_.CreateStore(slots_, FieldOf(offsetof(ExecContext, slots)));
     AllLanesActive();
-    const uint32_t branch = phase.begin + phase.head - (phase.body != 0);
-    if (!EmitBody(phase.begin, branch, phase.begin)) return Discard();
-    if (phase.body != 0) {
-      llvm::Value* mask = EmitIfThen(phase.begin, branch, phase.end);
-      if (mask == nullptr) return Discard();
-      const auto add = [&](size_t offset, llvm::Value* v) {
-        llvm::Value* at = field(offset);
-        b_.CreateStore(b_.CreateAdd(b_.CreateLoad(v->getType(), at), v), at);
-      };
-      add(offsetof(JitPhase, bodies),
-          b_.CreateZExt(b_.CreateICmpNE(mask, b_.getInt32(0)), i32_));
-      add(offsetof(JitPhase, body_lanes),
-          b_.CreateZExt(b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, mask),
-                        b_.getInt64Ty()));
-    } else if (kernel_.code[phase.end].flow != Flow::kExit) {
+    // Runs, each maybe with an if-then or an if-else after it, up to the
+    // barrier or `exit`; every instruction counted under its lanes.
+    llvm::Value* all = b_.getInt64(kLanes);
+    lanes_ = all;
+    count_from_ = phase.begin;
+    counted_ = {b_.getInt64(0), b_.getInt64(0)};
+    llvm::Value* end_lanes = all;  // the barrier's or exit's
+    for (uint32_t at = phase.begin;;) {
+      const uint32_t branch = std::max(kernel_.code[at].run_end, at);
+      if (!EmitBody(at, branch, phase.begin)) return Discard();
+      const uint32_t then_join = IfThenEnd(kernel_, branch);
+      const uint32_t join =
+          then_join != 0 ? then_join : IfElseEnd(kernel_, branch);
+      if (join == 0) break;
+      Count(branch + 1);
+      if (then_join == 0) {
+        if (!EmitIfElse(phase.begin, branch, join)) return Discard();
+      } else {
+        llvm::Value* mask = EmitIfThen(phase.begin, branch, join);
+        if (mask == nullptr) return Discard();
+        if (kernel_.code[join].flow == Flow::kExit) {
+          // The lanes that skipped the body went to `exit` at the branch
+          // (SimdGroup::Run), where some ran it.
+          end_lanes = b_.CreateSelect(b_.CreateICmpEQ(mask, b_.getInt32(0)),
+                                      all, Popcount(mask));
+        }
+      }
+      count_from_ = join;
+      at = join;
+    }
+    if (kernel_.code[phase.end].flow != Flow::kExit && !cache_.empty()) {
       Flush();
     }
+    Count(phase.end);
+    AddCounts(b_.CreateAdd(counted_[0], b_.getInt64(1)),
+              b_.CreateAdd(counted_[1], end_lanes));
     NextSimdGroup();
     return fn_;
+  }
+
+  // EmitPhase: the instructions from count_from_ to `to` counted under
+  // lanes_ (in counted_, added to the JitPhase at the SIMD group's end).
+  void Count(uint32_t to) {
+    llvm::Value* n = b_.getInt64(to - count_from_);
+    counted_ = {b_.CreateAdd(counted_[0], n),
+                b_.CreateAdd(counted_[1], b_.CreateMul(n, lanes_))};
+    count_from_ = to;
+  }
+  // Adds to the JitPhase's counts of instructions and lane-instructions.
+  void AddCounts(llvm::Value* instructions, llvm::Value* lane_instructions) {
+    const auto add = [&](size_t offset, llvm::Value* v) {
+      llvm::Value* at =
+          b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), counts_, offset);
+      b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), at), v), at);
+    };
+    add(offsetof(JitPhase, instructions), instructions);
+    add(offsetof(JitPhase, lane_instructions), lane_instructions);
+  }
+  llvm::Value* Popcount(llvm::Value* mask) {
+    return b_.CreateZExt(b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, mask),
+                         b_.getInt64Ty());
   }
 
   // Every lane active, known when the code is emitted (EmitGroups,
@@ -452,7 +496,8 @@ class RunEmitter {
     }
     cache_ = run;
     patterns_.clear();
-    if (!EmitUnder(fell, fell_mask, branch + 1, d.target - 1, begin, exits)) {
+    if (!EmitUnder(fell, fell_mask, branch + 1, d.target - 1, begin, exits,
+                   /*with_br=*/true)) {
       return false;
     }
     cache_.clear();
@@ -462,11 +507,15 @@ class RunEmitter {
 
   // [from, to) under the lanes `active` (their bits `mask`) where there
   // are any, each way's changes written back unless the lanes `exit`
-  // next; then on in a block after it, whatever the lanes were.
+  // next; then on in a block after it, whatever the lanes were. In
+  // EmitPhase, counted under those lanes, with the `br` at `to` where
+  // `with_br` (an if-else's way that falls through).
   bool EmitUnder(llvm::Value* active, llvm::Value* mask, uint32_t from,
-                 uint32_t to, uint32_t origin, bool exits) {
+                 uint32_t to, uint32_t origin, bool exits,
+                 bool with_br = false) {
     auto* then = llvm::BasicBlock::Create(c_, "then", fn_);
     auto* done = llvm::BasicBlock::Create(c_, "join", fn_);
+    llvm::BasicBlock* entry = b_.GetInsertBlock();
     b_.CreateCondBr(b_.CreateICmpNE(mask, b_.getInt32(0)), then, done);
 
     b_.SetInsertPoint(then);
@@ -477,15 +526,35 @@ class RunEmitter {
     active_ = active;
     all_active_ = b_.CreateICmpEQ(mask, b_.getInt32(~0u), "then_all_active");
     patterns_.clear();  // worked out for the run's lanes
+    llvm::Value* const outer_lanes = lanes_;
+    const uint32_t outer_from = count_from_;
+    const std::array<llvm::Value*, 2> outer_counted = counted_;
+    if (counts_ != nullptr) {
+      lanes_ = Popcount(mask);
+      count_from_ = from;
+    }
     if (!EmitBody(from, to, origin)) return false;
     if (!exits) Flush();
+    if (counts_ != nullptr) Count(to + with_br);
     b_.CreateStore(outer[0], ctx_mask);
+    llvm::BasicBlock* ran = b_.GetInsertBlock();
     b_.CreateBr(done);
 
     b_.SetInsertPoint(done);
     mask_ = outer[0];
     active_ = outer[1];
     all_active_ = outer[2];
+    if (counts_ != nullptr) {
+      // What was counted before, and in the way where its lanes ran it.
+      for (int k = 0; k < 2; ++k) {
+        llvm::PHINode* phi = b_.CreatePHI(b_.getInt64Ty(), 2);
+        phi->addIncoming(outer_counted[k], entry);
+        phi->addIncoming(counted_[k], ran);
+        counted_[k] = phi;
+      }
+      lanes_ = outer_lanes;
+      count_from_ = outer_from;
+    }
     return true;
   }
 
@@ -853,6 +922,13 @@ class RunEmitter {
     auto* next = llvm::BasicBlock::Create(c_, "next", fn_);
     LikelyBr(b_.CreateICmpEQ(faulted, b_.getInt8(0)), next, fault);
     b_.SetInsertPoint(fault);
+    if (counts_ != nullptr) {
+      // EmitPhase: the instructions up to this one, it included.
+      const uint64_t n = pc + 1 - count_from_;
+      AddCounts(
+          b_.CreateAdd(counted_[0], b_.getInt64(n)),
+          b_.CreateAdd(counted_[1], b_.CreateMul(b_.getInt64(n), lanes_)));
+    }
     StoreProgress();
     b_.CreateRet(b_.getInt32(index));
     b_.SetInsertPoint(next);
@@ -1350,6 +1426,12 @@ class RunEmitter {
   // lane file's registers may be non-zero.
   llvm::Value* groups_ = nullptr;
   llvm::PHINode* group_ = nullptr;
+  // EmitPhase: its JitPhase (whose counts the code adds to), the lanes
+  // now active as i64, and the first instruction not counted yet.
+  llvm::Value* counts_ = nullptr;
+  llvm::Value* lanes_ = nullptr;
+  uint32_t count_from_ = 0;
+  std::array<llvm::Value*, 2> counted_ = {};  // instructions, lane-instr.
   llvm::Value* done_ = nullptr;
   llvm::BasicBlock* loop_header_ = nullptr;
   llvm::Value* flushed_ = nullptr;
@@ -1411,14 +1493,19 @@ std::vector<DecodedKernel::Phase> FindPhases(const DecodedKernel& kernel) {
   for (uint32_t pc = 0; pc < code.size();) {
     DecodedKernel::Phase phase;
     phase.begin = pc;
-    const uint32_t branch = std::max(code[pc].run_end, pc);
-    if (branch >= code.size()) return {};
-    phase.end = branch;
-    phase.head = branch - pc;
-    if (const uint32_t join = IfThenEnd(kernel, branch); join != 0) {
-      phase.end = join;
-      phase.head += 1;
-      phase.body = join - branch - 1;
+    // Runs, each maybe with an if-then or an if-else after it.
+    bool branches = false;
+    for (uint32_t at = pc;;) {
+      const uint32_t branch = std::max(code[at].run_end, at);
+      if (branch >= code.size()) return {};
+      uint32_t join = IfThenEnd(kernel, branch);
+      if (join == 0) join = IfElseEnd(kernel, branch);
+      if (join == 0) {
+        phase.end = branch;
+        break;
+      }
+      branches = true;
+      at = join;
     }
     phases.push_back(phase);
     switch (code[phase.end].flow) {
@@ -1428,8 +1515,8 @@ std::vector<DecodedKernel::Phase> FindPhases(const DecodedKernel& kernel) {
         break;
       case Flow::kExit:
         // Worth it where SIMD groups would otherwise take turns at
-        // barriers, or run an if-then's join as a branch of their own.
-        if (!barrier && phase.body == 0) return {};
+        // barriers, or run their branches one by one through Run.
+        if (!barrier && !branches) return {};
         return phases;
       default:
         return {};

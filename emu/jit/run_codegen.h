@@ -49,10 +49,12 @@ llvm::Function* EmitRun(llvm::Module& module, const DecodedKernel& kernel,
                         uint32_t begin, uint32_t end, const std::string& name);
 
 // Where threadgroup barriers cut `kernel` into phases (JitPhase): from the
-// first instruction, each a straight run (maybe empty) and maybe an
-// if-then after it (IfThenEnd), up to a threadgroup barrier, the last to
-// `exit`. Returns them in order, their `run` null; empty where the kernel
-// has another shape, or is one run and `exit` (EmitGroups' shape).
+// first instruction, each straight runs (maybe empty), each maybe with an
+// if-then or an if-else after it (IfThenEnd, IfElseEnd), up to a
+// threadgroup barrier, the last to `exit`. Returns them in order, their
+// `run` null; empty where the kernel has another shape, or is one run and
+// `exit` (EmitGroups' shape). A kernel without barriers whose runs have
+// if-thens or if-elses between them is one phase.
 std::vector<DecodedKernel::Phase> FindPhases(const DecodedKernel& kernel);
 
 // Emits `phase` (one of FindPhases') as `name` with JitPhaseRun's

@@ -695,9 +695,10 @@ TEST(ExecutorDifferentialTest, CountingIndicesGiveTheSameBitsAndFaults) {
 // before it), a reduction's step between barriers, an if-else (IfElseEnd;
 // the way that falls through maybe empty) and an early return to `exit`;
 // with `fault`, past the end of `in` in the lanes of one body or way.
-// With `phases`, no if-then inside another, and a fault may come before a
-// branch as well: threadgroup barriers cut the program into runs and
-// if-thens (DecodedKernel::phases). `kinds`: RandomInstruction's, for the
+// With `phases`, no if-then inside another, a fault may come before a
+// branch as well, and not every join has a barrier: threadgroup barriers
+// cut the program into chains of runs, if-thens and if-elses
+// (DecodedKernel::phases). `kinds`: RandomInstruction's, for the
 // bodies.
 std::string IfThenProgram(std::mt19937& rng, bool fault, bool phases = false,
                           int kinds = kAllKinds) {
@@ -745,7 +746,7 @@ std::string IfThenProgram(std::mt19937& rng, bool fault, bool phases = false,
     const std::string join = "join" + std::to_string(b);
     if (b == faulty && fault_before) faulting_load();
     bool faulted = b == faulty && fault_before;
-    switch (phases ? 1 + rng() % 3 : rng() % 5) {
+    switch (phases ? 1 + rng() % 4 : rng() % 5) {
       case 4: {  // an if-else: the way that falls through, its `br`, then
                  // the taken way (the body below)
         const std::string taken = "taken" + std::to_string(b);
@@ -788,8 +789,12 @@ std::string IfThenProgram(std::mt19937& rng, bool fault, bool phases = false,
       faulting_load();
       body(1);
     }
-    s << join << ":\n"
-      << "    threadgroup_barrier.mem_threadgroup\n";
+    s << join << ":\n";
+    // With `phases`, some joins go on without a barrier: a phase of
+    // several runs, if-thens and if-elses.
+    if (!phases || rng() % 3 != 0) {
+      s << "    threadgroup_barrier.mem_threadgroup\n";
+    }
   }
   // An early return for the threads past a bound, the rest storing.
   const std::string bound = std::to_string(100 + rng() % 150);
