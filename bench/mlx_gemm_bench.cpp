@@ -3,12 +3,7 @@
 // timed on each base chip's model (M1, M2, M3) at float32 M = N = K = 1024
 // (or the size given as the second argument), with the dispatch MLX's
 // Matmul::eval_gpu makes for row-contiguous operands
-// (mlx/backend/metal/matmul.cpp, steel_matmul_regular_axpby): the tile
-// GEMM_TPARAM_MACRO picks for the 'g' architectures (applegpu_g13g, g14g,
-// g15g; float32 nn: bm 64, bn 64, bk 16, wm 2, wn 2), function constants
-// by index (has_batch 10, use_out_source 100, do_axpby 110, align_M/N/K
-// 200-202), GEMMParams at 4, swizzle_log 0, threadgroups (ceil(N / bn),
-// ceil(M / bm), 1) of (32, wn, wm). At 1024^3 the split-K route is not
+// (mlx_steel_gemm.h). At 1024^3 the split-K route is not
 // taken (64 x 64 tiles of 16 > 1024). Prints the model's time, 2 M N K /
 // time, the chip's FP32 peak and the percent; checks a sample of the
 // result against a double reference. Not a test.
@@ -27,6 +22,7 @@
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "bench/mlx_steel_gemm.h"
 #include "compiler/msl_compiler.h"
 #include "emu/chips/chip.h"
 #include "emu/device/command_buffer.h"
@@ -38,20 +34,7 @@
 namespace {
 
 using mtlemu::bench::Must;
-
-// GEMMParams (steel/gemm/params.h) as the host lays it out.
-struct SteelGemmParams {
-  int32_t M, N, K, lda, ldb, ldd, tiles_n, tiles_m;
-  int64_t batch_stride_a, batch_stride_b, batch_stride_d;
-  int32_t swizzle_log, gemm_k_iterations_aligned, batch_ndim;
-};
-static_assert(sizeof(SteelGemmParams) == 72);
-
-constexpr int kBm = 64, kBn = 64, kBk = 16, kWm = 2, kWn = 2;
-constexpr char kKernel[] =
-    "steel_gemm_fused_nn_float32_float32_bm64_bn64_bk16_wm2_wn2";
-
-const char* Flag(bool b) { return b ? "true" : "false"; }
+using namespace mtlemu::bench;  // mlx_steel_gemm.h
 
 }  // namespace
 
@@ -61,9 +44,9 @@ int main(int argc, char** argv) {
   if (root.empty()) return 2;
   const int n = argc > 2 ? std::atoi(argv[2]) : 1024;
   const int M = n, N = n, K = n;
-  const std::filesystem::path path =
-      std::filesystem::path(root) /
-      "mlx/backend/metal/kernels/steel/gemm/kernels/steel_gemm_fused.metal";
+  const std::filesystem::path path = std::filesystem::path(root) /
+                                     "mlx/backend/metal/kernels" /
+                                     kSteelGemmFile;
   std::ifstream in(path);
   std::stringstream source;
   source << in.rdbuf();
@@ -73,16 +56,11 @@ int main(int argc, char** argv) {
   }
   mtlemu::msl::CompileOptions options;
   options.include_directories.push_back(root);
-  options.function_constants = {{"10", "false"},
-                                {"100", "false"},
-                                {"110", "false"},
-                                {"200", Flag(M % kBm == 0)},
-                                {"201", Flag(N % kBn == 0)},
-                                {"202", Flag(K % kBk == 0)}};
+  options.function_constants = SteelGemmConstants(M, N, K);
   const auto compile_start = mtlemu::bench::Clock::now();
   const mtlemu::isa::Module module = Must(mtlemu::compiler::CompileMsl(
-      source.str(), path.string(), options, {kKernel}));
-  std::printf("%s: compiled in %.1f s\n", kKernel,
+      source.str(), path.string(), options, {kSteelGemmKernel}));
+  std::printf("%s: compiled in %.1f s\n", kSteelGemmKernel,
               mtlemu::bench::Seconds(compile_start));
 
   std::vector<float> a(size_t(M) * K), b(size_t(K) * N);
@@ -92,13 +70,12 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < b.size(); ++i) {
     b[i] = std::cos(0.23f * static_cast<float>(i % 4093) + 0.5f);
   }
-  const int tiles_n = (N + kBn - 1) / kBn, tiles_m = (M + kBm - 1) / kBm;
-  const SteelGemmParams params{
-      M, N, K, K, N, N, tiles_n, tiles_m, 0, 0, int64_t{M} * N, 0, K / kBk, 1};
+  const SteelGemmParams params = SteelGemmParamsFor(M, N, K);
+  const int tiles_n = params.tiles_n, tiles_m = params.tiles_m;
   const double flops = 2.0 * M * N * K;
 
   std::printf("float32 %d x %d x %d, %d x %d threadgroups of (32, %d, %d):\n",
-              M, N, K, tiles_n, tiles_m, kWn, kWm);
+              M, N, K, tiles_n, tiles_m, kSteelWn, kSteelWm);
   std::printf(
       "| chip | model time (ms) | TFLOP/s (2MNK / time) | FP32 peak TFLOP/s "
       "| %% of peak | model's flops / 2MNK | limiter | occupancy | host s | "
@@ -110,8 +87,8 @@ int main(int argc, char** argv) {
     device->options().timing = true;
     device->options().timeout = std::chrono::milliseconds(3'600'000);
     auto library = Must(device->newLibraryWithModule(module));
-    auto pipeline = Must(
-        device->newComputePipelineState(Must(library->newFunction(kKernel))));
+    auto pipeline = Must(device->newComputePipelineState(
+        Must(library->newFunction(kSteelGemmKernel))));
     auto a_buffer = Must(device->newBuffer(a.data(), a.size() * 4));
     auto b_buffer = Must(device->newBuffer(b.data(), b.size() * 4));
     auto d_buffer = Must(device->newBuffer(size_t(M) * N * 4));
@@ -124,7 +101,7 @@ int main(int argc, char** argv) {
     (void)encoder->setBytes(&params, sizeof(params), 4);
     const mtlemu::Status encoded = encoder->dispatchThreadgroups(
         {static_cast<uint64_t>(tiles_n), static_cast<uint64_t>(tiles_m), 1},
-        {32, kWn, kWm});
+        {32, kSteelWn, kSteelWm});
     if (!encoded.ok()) {
       std::fprintf(stderr, "bench: %s\n", encoded.error().message.c_str());
       return 1;

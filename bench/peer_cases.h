@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/mlx_steel_gemm.h"
+
 namespace mtlemu::bench {
 
 // A kernel of tests/compiler/triton/kernels/basics.py, launched as Triton
@@ -184,10 +186,8 @@ inline std::vector<PeerCase> PeerCases(double scale) {
   // MLX's kernels for the same work, dispatched as MLX's backend does:
   // binary_op_gpu (binary.cpp) for two contiguous float32 arrays of 2^16 or
   // more elements, two per thread in threadgroups of 1024; Matmul::eval_gpu
-  // (matmul.cpp) for row-contiguous float32 operands, the steel GEMM with
-  // the tile GEMM_TPARAM_MACRO picks for the 'g' architectures (64 x 64 x
-  // 16, 2 x 2 SIMD groups), function constants has_batch 10,
-  // use_out_source 100, do_axpby 110, align_M/N/K 200-202, GEMMParams at 4.
+  // (matmul.cpp) for row-contiguous float32 operands, the steel GEMM
+  // (mlx_steel_gemm.h).
   PeerCase mlx_add = cases[0];
   mlx_add.name = "MLX add (vvn_Addfloat32)";
   mlx_add.mlx = {"binary.metal",
@@ -199,45 +199,20 @@ inline std::vector<PeerCase> PeerCases(double scale) {
                  {add / 2, 1, 1},
                  {1024, 1, 1}};
   cases.push_back(mlx_add);
-  // GEMMParams (steel/gemm/params.h) as the host lays it out.
-  struct SteelGemmParams {
-    int32_t M, N, K, lda, ldb, ldd, tiles_n, tiles_m;
-    int64_t batch_stride_a, batch_stride_b, batch_stride_d;
-    int32_t swizzle_log, gemm_k_iterations_aligned, batch_ndim;
-  };
-  static_assert(sizeof(SteelGemmParams) == 72);
+  // The steel GEMM as mlx_steel_gemm.h launches it.
   const auto side = static_cast<int32_t>(n);
-  const int32_t tiles = (side + 63) / 64;
-  const SteelGemmParams params{side,
-                               side,
-                               side,
-                               side,
-                               side,
-                               side,
-                               tiles,
-                               tiles,
-                               0,
-                               0,
-                               int64_t{side} * side,
-                               0,
-                               side / 16,
-                               1};
-  const auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  const SteelGemmParams params = SteelGemmParamsFor(side, side, side);
   PeerCase mlx_gemm = cases[3];
   mlx_gemm.name = "MLX steel GEMM";
-  mlx_gemm.mlx = {"steel/gemm/kernels/steel_gemm_fused.metal",
-                  "steel_gemm_fused_nn_float32_float32_bm64_bn64_bk16_wm2_wn2",
-                  {{"10", "false"},
-                   {"100", "false"},
-                   {"110", "false"},
-                   {"200", flag(side % 64 == 0)},
-                   {"201", flag(side % 64 == 0)},
-                   {"202", flag(side % 16 == 0)}},
+  mlx_gemm.mlx = {kSteelGemmFile,
+                  kSteelGemmKernel,
+                  SteelGemmConstants(side, side, side),
                   {BytesOf(params)},
                   {0, 1, 3, 4},
                   true,
-                  {static_cast<size_t>(tiles), static_cast<size_t>(tiles), 1},
-                  {32, 2, 2}};
+                  {static_cast<size_t>(params.tiles_n),
+                   static_cast<size_t>(params.tiles_m), 1},
+                  {32, kSteelWn, kSteelWm}};
   cases.push_back(mlx_gemm);
   return cases;
 }
