@@ -325,9 +325,9 @@ int Run(const RunOptions& options) {
   encoder->endEncoding();
   const bool timed = options.timing || options.trace || options.report ||
                      options.report_file || options.timing_reports;
-  device->options().timing = timed;
-  device->options().timeline = options.trace.has_value();
-  device->options().simd_detail = options.trace_detail == "simd";
+  commands->options().timing = timed;
+  commands->options().timeline = options.trace.has_value();
+  commands->options().simd_detail = options.trace_detail == "simd";
   commands->commit();
   commands->waitUntilCompleted();
 

@@ -100,10 +100,12 @@ if [[ "$mode" == thread || "$mode" == all ]]; then
   # The suites that dispatch over several host threads (TBB's parallel_for
   # over threadgroups, the timed mode's model task beside them, timeouts
   # and interrupts that cancel the workers) with atomics, barriers and
-  # faults whose report must not depend on the thread that found them.
+  # faults whose report must not depend on the thread that found them; and
+  # host threads committing command buffers on one device at once.
   tsan_tests=(
     emu_atomics_test
     emu_barrier_test
+    emu_concurrent_commands_test
     emu_control_flow_test
     emu_limits_test
     emu_memory_test

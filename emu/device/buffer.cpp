@@ -26,8 +26,8 @@ uint64_t AllocatedSize(uint64_t length) {
   return (length + 15) & ~uint64_t{15};
 }
 
-// `size` zeroed bytes.
-uint8_t* NewBytes(uint64_t size) {
+// `size` zeroed bytes, freed when the last owner goes.
+std::shared_ptr<uint8_t> NewBytes(uint64_t size) {
   const std::align_val_t alignment = AlignmentFor(size);
   auto* p = static_cast<uint8_t*>(::operator new(size, alignment));
 #if defined(MADV_HUGEPAGE)
@@ -37,23 +37,19 @@ uint8_t* NewBytes(uint64_t size) {
   }
 #endif
   std::memset(p, 0, size);
-  return p;
+  return std::shared_ptr<uint8_t>(
+      p, [alignment](uint8_t* q) { ::operator delete(q, alignment); });
 }
 
 }  // namespace
 
-void Buffer::AlignedDelete::operator()(uint8_t* p) const {
-  ::operator delete(p, AlignmentFor(size));
-}
-
 Buffer::Buffer(std::shared_ptr<emu::DeviceMemory> memory, uint64_t length)
     : memory_(std::move(memory)),
-      bytes_(NewBytes(AllocatedSize(length)),
-             AlignedDelete{AllocatedSize(length)}),
+      bytes_(NewBytes(AllocatedSize(length))),
       host_(bytes_.get()),
       length_(length),
-      gpu_address_(
-          memory_->Map(host_, length, reinterpret_cast<uint64_t>(this))),
+      gpu_address_(memory_->Map(host_, length, reinterpret_cast<uint64_t>(this),
+                                bytes_)),
       uninitialized_(true) {}
 
 Buffer::Buffer(std::shared_ptr<emu::DeviceMemory> memory, void* bytes,

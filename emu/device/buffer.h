@@ -46,13 +46,11 @@ class Buffer {
   // Storage the buffer owns (null when the memory is the caller's), on a
   // page of its own as a Metal buffer's contents are: the kernels' SIMD
   // group accesses then never split a host cache line needlessly. Large
-  // ones are on huge pages (buffer.cpp). `size`: the bytes allocated.
-  struct AlignedDelete {
-    uint64_t size;  // (no initializer: Buffer is not complete here)
-    void operator()(uint8_t* p) const;
-  };
+  // ones are on huge pages (buffer.cpp). Shared with the address maps that
+  // dispatches hold (emu/memory/address_map.h), so that a dispatch running
+  // on another thread never reads freed memory.
   std::shared_ptr<emu::DeviceMemory> memory_;
-  std::unique_ptr<uint8_t[], AlignedDelete> bytes_;
+  std::shared_ptr<uint8_t> bytes_;
   uint8_t* host_;
   uint64_t length_;
   uint64_t gpu_address_;

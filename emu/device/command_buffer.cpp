@@ -26,7 +26,7 @@ CommandBufferErrorCode CodeOf(emu::FaultKind kind) {
 
 // "buffer(2) 'out' (4096 bytes)" for the binding the address is nearest to;
 // "constant data (32 bytes)" for the kernel's constant data (index -1).
-std::string DescribeAddress(const emu::DeviceMemory& memory,
+std::string DescribeAddress(const emu::AddressMap& memory,
                             const EncodedDispatch& dispatch, uint64_t address,
                             int64_t* offset) {
   const emu::MemoryRegion* region = memory.Nearest(address);
@@ -76,6 +76,10 @@ std::vector<emu::UninitializedRegion> Uninitialized(
 
 }  // namespace
 
+std::shared_ptr<CommandBuffer> CommandQueue::commandBuffer() {
+  return std::make_shared<CommandBuffer>(device_, device_->options());
+}
+
 std::shared_ptr<ComputeCommandEncoder> CommandBuffer::computeCommandEncoder() {
   return std::make_shared<ComputeCommandEncoder>(this);
 }
@@ -86,8 +90,12 @@ void CommandBuffer::Enqueue(EncodedDispatch dispatch) {
 
 void CommandBuffer::commit() {
   status_ = CommandBufferStatus::kCommitted;
-  const EmulatorOptions& options = device_->options();
+  const EmulatorOptions& options = options_;
   for (const EncodedDispatch& command : commands_) {
+    // Buffers that other threads make or release from now on do not move
+    // what this dispatch sees.
+    const std::shared_ptr<const emu::AddressMap> memory =
+        device_->memory().Snapshot();
     const isa::Module& module = command.pipeline->function().library().module();
     emu::DispatchSetup setup;
     const uint64_t threads = uint64_t{command.grid.threads_per_grid[0]} *
@@ -99,16 +107,16 @@ void CommandBuffer::commit() {
     setup.uniforms = command.uniforms;
     setup.threadgroup_memory_length = command.threadgroup_memory_length;
     setup.threadgroup_memory_fill = options.threadgroup_memory_fill;
-    setup.device = &device_->memory();
+    setup.device = memory.get();
     setup.grid = command.grid;
     setup.host_threads = options.host_threads;
     setup.timeout = options.timeout;
     setup.interrupt = options.interrupt.get();
     setup.progress = options.progress;
     setup.files = module.files;
-    setup.describe_address = [this, &command](uint64_t address,
-                                              int64_t* offset) {
-      return DescribeAddress(device_->memory(), command, address, offset);
+    setup.describe_address = [&memory, &command](uint64_t address,
+                                                 int64_t* offset) {
+      return DescribeAddress(*memory, command, address, offset);
     };
     if (options.checks.any()) {
       setup.checks = &options.checks;

@@ -1,7 +1,13 @@
 // MTLCommandQueue and MTLCommandBuffer. A command buffer runs its encoded
-// dispatches in order when committed (synchronously: commit returns when the
-// work is done, so waitUntilCompleted has nothing left to wait for), and
-// stops at the first dispatch that fails, as a GPU fault stops Metal's.
+// dispatches in order when committed (synchronously, on the committing
+// thread: commit returns when the work is done, so waitUntilCompleted has
+// nothing left to wait for), and stops at the first dispatch that fails, as
+// a GPU fault stops Metal's. Each runs with its own settings
+// (EmulatorOptions), copied when it is made.
+//
+// Contract: as in Metal, one command buffer and its encoder are used by one
+// thread at a time, and different command buffers (of one queue or of
+// several, on one device) by as many threads as like, at once.
 #pragma once
 
 #include <array>
@@ -11,10 +17,11 @@
 
 #include "emu/device/buffer.h"
 #include "emu/device/compute_pipeline_state.h"
+#include "emu/device/emulator_options.h"
 #include "emu/device/types.h"
 #include "emu/dispatch/dispatch.h"
-#include "traces/timing_report.h"
 #include "traces/timeline.h"
+#include "traces/timing_report.h"
 
 namespace mtlemu {
 
@@ -72,10 +79,23 @@ struct EncodedDispatch {
   std::vector<Binding> bindings;  // keeps the buffers alive
 };
 
+// MTLCommandBufferDescriptor. Metal's own fields mean nothing here
+// (references are always retained, errors always say where they come
+// from); the emulator's settings take their place.
+struct CommandBufferDescriptor {
+  EmulatorOptions options;
+};
+
 class CommandBuffer {
  public:
-  explicit CommandBuffer(std::shared_ptr<Device> device)
-      : device_(std::move(device)) {}
+  // Use CommandQueue::commandBuffer or commandBufferWithDescriptor.
+  CommandBuffer(std::shared_ptr<Device> device, EmulatorOptions options)
+      : device_(std::move(device)), options_(std::move(options)) {}
+
+  // The settings its dispatches run with: the descriptor's, or the device's
+  // defaults when it was made. They may be changed until commit.
+  EmulatorOptions& options() { return options_; }
+  const EmulatorOptions& options() const { return options_; }
 
   std::shared_ptr<ComputeCommandEncoder> computeCommandEncoder();
   void commit();
@@ -94,6 +114,7 @@ class CommandBuffer {
 
  private:
   std::shared_ptr<Device> device_;
+  EmulatorOptions options_;
   std::vector<EncodedDispatch> commands_;
   std::vector<DispatchReport> reports_;
   CommandBufferStatus status_ = CommandBufferStatus::kNotEnqueued;
@@ -104,8 +125,11 @@ class CommandQueue {
  public:
   explicit CommandQueue(std::shared_ptr<Device> device)
       : device_(std::move(device)) {}
-  std::shared_ptr<CommandBuffer> commandBuffer() {
-    return std::make_shared<CommandBuffer>(device_);
+  // With the device's default settings (Device::options()).
+  std::shared_ptr<CommandBuffer> commandBuffer();
+  std::shared_ptr<CommandBuffer> commandBufferWithDescriptor(
+      const CommandBufferDescriptor& descriptor) {
+    return std::make_shared<CommandBuffer>(device_, descriptor.options);
   }
 
  private:

@@ -1,11 +1,16 @@
 // MTLDevice: one emulated GPU (a chip from emu/chips) and the factory of
-// buffers, libraries, pipelines and queues. Emulator settings (host threads,
-// time limit, progress) live here too, since Metal has no place for them.
+// buffers, libraries, pipelines and queues. It also holds the default
+// emulator settings (emulator_options.h) that each command buffer copies
+// when it is made, since Metal has no place for them.
+//
+// Contract: thread-safe as Metal's MTLDevice is: several host threads may
+// make buffers, pipelines and command buffers, and commit them, at once.
+// options() is configuration, not per-launch state: set it before the
+// device is shared between threads, and give each launch its own settings
+// through its command buffer (CommandBuffer::options(),
+// CommandQueue::commandBufferWithDescriptor).
 #pragma once
 
-#include <atomic>
-#include <chrono>
-#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -14,43 +19,13 @@
 #include "emu/chips/chip_timing.h"
 #include "emu/device/buffer.h"
 #include "emu/device/compute_pipeline_state.h"
+#include "emu/device/emulator_options.h"
 #include "emu/device/library.h"
-#include "emu/dispatch/dispatch.h"
-#include "emu/jit/kernel_jit.h"
+#include "emu/memory/device_memory.h"
 
 namespace mtlemu {
 
 class CommandQueue;
-
-struct EmulatorOptions {
-  int host_threads = 0;  // 0: every core
-  // How pipelines made from now on run their kernels (emu/jit/kernel_jit.h):
-  // by default, big dispatches with straight runs compiled to native code
-  // and small ones on the interpreter; or always one or the other. Results
-  // are the same bits either way. Device::Create takes it from
-  // MTLEMU_EXECUTOR (auto, interpreter or jit) when that is set.
-  emu::Executor executor = emu::Executor::kAuto;
-  // A dispatch running longer fails as a GPU timeout would.
-  std::chrono::milliseconds timeout{600'000};
-  // Set to true (from any thread) to stop the running dispatch; it fails
-  // with FaultKind::kInterrupted. May be null.
-  std::shared_ptr<std::atomic<bool>> interrupt;
-  // Called from worker threads with (threadgroups done, total).
-  std::function<void(uint64_t, uint64_t)> progress;
-  // Timed mode: each dispatch also runs through the chip's timing model
-  // (emu/timing/), which adds a TimingReport (and, with `timeline`, the
-  // data of a trace) to its DispatchReport. Results are the same either way.
-  bool timing = false;
-  bool timeline = false;     // with timing: keep the timeline for a trace
-  bool simd_detail = false;  // with timeline: a slice per SIMD group
-  // What threadgroup memory holds at a threadgroup's start (Metal: not
-  // defined; see emu/dispatch/dispatch.h).
-  emu::ThreadgroupMemoryFill threadgroup_memory_fill =
-      emu::ThreadgroupMemoryFill::kZero;
-  // Kernel checks (races, uninitialized reads, SIMD-group misuse): each
-  // dispatch's findings are in its DispatchReport::check.
-  emu::CheckOptions checks;
-};
 
 class Device : public std::enable_shared_from_this<Device> {
  public:
@@ -86,6 +61,8 @@ class Device : public std::enable_shared_from_this<Device> {
 
   std::shared_ptr<CommandQueue> newCommandQueue();
 
+  // The defaults of command buffers made from now on, and the executor of
+  // pipelines made from now on (see the contract above).
   EmulatorOptions& options() { return options_; }
   const EmulatorOptions& options() const { return options_; }
   const emu::DeviceMemory& memory() const { return *memory_; }

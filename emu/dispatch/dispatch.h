@@ -18,7 +18,7 @@
 #include "emu/exec/decoded_kernel.h"
 #include "emu/exec/fault.h"
 #include "emu/exec/simd_trace.h"
-#include "emu/memory/device_memory.h"
+#include "emu/memory/address_map.h"
 
 namespace mtlemu::emu {
 
@@ -55,7 +55,8 @@ struct DispatchSetup {
   // threadgroup memory each threadgroup gets (static + arguments).
   uint32_t threadgroup_memory_length = 0;
   ThreadgroupMemoryFill threadgroup_memory_fill = ThreadgroupMemoryFill::kZero;
-  const DeviceMemory* device = nullptr;
+  // Device memory as mapped when the dispatch starts (it must outlive it).
+  const AddressMap* device = nullptr;
   DispatchGrid grid;
   int host_threads = 0;  // 0: all cores
   std::chrono::milliseconds timeout{600000};

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "emu/exec/fault.h"
-#include "emu/memory/device_memory.h"
+#include "emu/memory/address_map.h"
 #include "isa/instruction.h"
 
 namespace mtlemu::emu {
@@ -19,8 +19,8 @@ inline constexpr uint16_t kNoSlot = 0xffff;
 
 // A device region as compiled code last found it (emu/jit/): the memory
 // instructions of a kernel's runs each look in one of kJitRegions of these
-// before they ask DeviceMemory::Find (regions do not change while a
-// dispatch runs). Empty: length 0.
+// before they ask AddressMap::Find (a dispatch's map never changes).
+// Empty: length 0.
 struct JitRegion {
   uint64_t base = 0;
   uint64_t length = 0;
@@ -35,7 +35,7 @@ struct ExecContext {
   uint32_t* slots = nullptr;
   uint32_t mask = 0;  // active lanes
 
-  const DeviceMemory* device = nullptr;
+  const AddressMap* device = nullptr;  // the dispatch's device memory
   uint8_t* threadgroup_memory = nullptr;
   uint32_t threadgroup_memory_size = 0;
   uint8_t* thread_memory = nullptr;  // kLanes blocks of thread_memory_size

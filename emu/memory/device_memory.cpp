@@ -4,47 +4,36 @@
 
 namespace mtlemu::emu {
 
-uint64_t DeviceMemory::Map(uint8_t* host, uint64_t length, uint64_t id) {
+uint64_t DeviceMemory::Map(uint8_t* host, uint64_t length, uint64_t id,
+                           std::shared_ptr<const void> storage) {
+  std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t base = next_address_;
   const uint64_t end = base + std::max<uint64_t>(length, 1);
   next_address_ =
       (end + kRegionAlignment + kRegionAlignment - 1) & ~(kRegionAlignment - 1);
-  regions_.push_back({base, length, host, id});  // bases only grow: sorted
+  // Bases only grow: the table stays sorted.
+  current_.regions_.push_back({base, length, host, id});
+  current_.storage_.push_back(std::move(storage));
+  snapshot_.reset();
   return base;
 }
 
 void DeviceMemory::Unmap(uint64_t base) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<MemoryRegion>& regions = current_.regions_;
   auto it = std::lower_bound(
-      regions_.begin(), regions_.end(), base,
+      regions.begin(), regions.end(), base,
       [](const MemoryRegion& r, uint64_t b) { return r.base < b; });
-  if (it != regions_.end() && it->base == base) regions_.erase(it);
+  if (it == regions.end() || it->base != base) return;
+  current_.storage_.erase(current_.storage_.begin() + (it - regions.begin()));
+  regions.erase(it);
+  snapshot_.reset();
 }
 
-const MemoryRegion* DeviceMemory::Find(uint64_t address, uint64_t size) const {
-  auto it = std::upper_bound(
-      regions_.begin(), regions_.end(), address,
-      [](uint64_t a, const MemoryRegion& r) { return a < r.base; });
-  if (it == regions_.begin()) return nullptr;
-  --it;
-  const uint64_t offset = address - it->base;
-  if (offset > it->length || size > it->length - offset) return nullptr;
-  return &*it;
-}
-
-const MemoryRegion* DeviceMemory::Nearest(uint64_t address) const {
-  if (regions_.empty()) return nullptr;
-  auto above = std::upper_bound(
-      regions_.begin(), regions_.end(), address,
-      [](uint64_t a, const MemoryRegion& r) { return a < r.base; });
-  if (above == regions_.begin()) return &*above;
-  const MemoryRegion& below = *(above - 1);
-  if (above == regions_.end()) return &below;
-  // Past the end of the region below, or before the start of the one above:
-  // whichever is closer.
-  const uint64_t end = below.base + below.length;
-  const uint64_t past_end = address >= end ? address - end : 0;
-  const uint64_t before_start = above->base - address;
-  return past_end <= before_start ? &below : &*above;
+std::shared_ptr<const AddressMap> DeviceMemory::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (snapshot_ == nullptr) snapshot_ = std::make_shared<AddressMap>(current_);
+  return snapshot_;
 }
 
 }  // namespace mtlemu::emu

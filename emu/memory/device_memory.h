@@ -1,23 +1,19 @@
-// The GPU virtual address space: every buffer is mapped at its own range of
-// 64-bit addresses, with unmapped guard space between buffers, and every
-// device or constant access is translated and bounds-checked here.
+// The GPU virtual address space of a device: every buffer is mapped at its
+// own range of 64-bit addresses, with unmapped guard space between buffers.
+// Accesses are translated and bounds-checked through an AddressMap, the
+// regions mapped at the moment a dispatch starts.
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <vector>
+#include <memory>
+#include <mutex>
+
+#include "emu/memory/address_map.h"
 
 namespace mtlemu::emu {
 
-struct MemoryRegion {
-  uint64_t base = 0;    // GPU virtual address of byte 0
-  uint64_t length = 0;  // bytes
-  uint8_t* host = nullptr;
-  uint64_t id = 0;  // the owner's id (a Buffer's), for reports
-};
-
-// Contract: Map/Unmap are not called while a dispatch runs; Find and Nearest
-// may be called from many threads at once.
+// Contract: thread-safe. Map, Unmap and Snapshot may be called from many
+// threads at once, also while dispatches run on maps taken before.
 class DeviceMemory {
  public:
   // First address handed out; low addresses stay unmapped so that a null or
@@ -28,20 +24,21 @@ class DeviceMemory {
   static constexpr uint64_t kRegionAlignment = 0x10000ull;
 
   // Maps `length` bytes at `host` at a fresh address and returns it.
-  // Addresses are never reused, so a stale pointer faults.
-  uint64_t Map(uint8_t* host, uint64_t length, uint64_t id);
+  // Addresses are never reused, so a stale pointer faults. `storage`, where
+  // given, owns the bytes: maps taken while the region is mapped keep it.
+  uint64_t Map(uint8_t* host, uint64_t length, uint64_t id,
+               std::shared_ptr<const void> storage = nullptr);
   void Unmap(uint64_t base);
 
-  // The region that holds all of [address, address + size), or nullptr.
-  const MemoryRegion* Find(uint64_t address, uint64_t size) const;
-  // The region nearest to `address` (for fault reports): the one holding
-  // it, else whichever of the regions below and above is closer; nullptr
-  // when nothing is mapped.
-  const MemoryRegion* Nearest(uint64_t address) const;
+  // The regions mapped now. Made once per change of the mapping (a copy of
+  // the region table), shared by every caller until the next change.
+  std::shared_ptr<const AddressMap> Snapshot() const;
 
  private:
-  std::vector<MemoryRegion> regions_;  // sorted by base
+  mutable std::mutex mutex_;
+  AddressMap current_;
   uint64_t next_address_ = kFirstAddress;
+  mutable std::shared_ptr<const AddressMap> snapshot_;  // null: stale
 };
 
 }  // namespace mtlemu::emu

@@ -212,12 +212,14 @@ class KernelChecksTest : public ::testing::Test {
       const std::string& kernel, std::vector<std::shared_ptr<Buffer>> buffers,
       uint64_t threads, uint64_t group, const emu::CheckOptions& checks,
       int host_threads = 0) {
-    device_->options().checks = checks;
-    device_->options().host_threads = host_threads;
     auto pipeline =
         device_->newComputePipelineState(library_->newFunction(kernel).value());
     EXPECT_TRUE(pipeline.ok()) << pipeline.error().message;
-    auto commands = device_->newCommandQueue()->commandBuffer();
+    CommandBufferDescriptor descriptor;
+    descriptor.options.checks = checks;
+    descriptor.options.host_threads = host_threads;
+    auto commands =
+        device_->newCommandQueue()->commandBufferWithDescriptor(descriptor);
     auto encoder = commands->computeCommandEncoder();
     encoder->setComputePipelineState(pipeline.value());
     for (size_t i = 0; i < buffers.size(); ++i) {
@@ -227,8 +229,6 @@ class KernelChecksTest : public ::testing::Test {
     encoder->endEncoding();
     commands->commit();
     EXPECT_EQ(commands->error(), nullptr) << commands->error()->message;
-    device_->options().checks = {};
-    device_->options().host_threads = 0;
     return commands->dispatches().at(0).check;
   }
 

@@ -77,7 +77,8 @@ Recorded Record(TraceGeometry geometry, std::vector<uint32_t> words) {
   setup.uniforms[2] = static_cast<uint32_t>(table);
   setup.uniforms[3] = static_cast<uint32_t>(table >> 32);
   setup.threadgroup_memory_length = 8192;
-  setup.device = &memory;
+  const std::shared_ptr<const AddressMap> map = memory.Snapshot();
+  setup.device = map.get();
   setup.grid = {.threadgroups = {1, 1, 1},
                 .threads_per_threadgroup = {32, 1, 1},
                 .threads_per_grid = {32, 1, 1}};
