@@ -1,6 +1,5 @@
 #include "api/library.h"
 
-#include "compiler/module_cache.h"
 #include "compiler/msl_compiler.h"
 
 namespace mtlemu::api {
@@ -8,12 +7,19 @@ namespace mtlemu::api {
 Result<std::shared_ptr<Library>> newLibraryWithSource(
     Device& device, std::string_view source, const msl::CompileOptions& options,
     std::string_view file, const std::vector<std::string>& kernels) {
+  return newLibraryWithSource(device, source, options, file, kernels,
+                              compiler::ModuleCache::FromEnvironment());
+}
+
+Result<std::shared_ptr<Library>> newLibraryWithSource(
+    Device& device, std::string_view source, const msl::CompileOptions& options,
+    std::string_view file, const std::vector<std::string>& kernels,
+    const compiler::ModuleCache& cache) {
   const msl::PreprocessedSource preprocessed =
       msl::Preprocess(source, file, options);
   if (!preprocessed.ok()) {
     return Error{isa::FormatDiagnostics(preprocessed.errors)};
   }
-  const compiler::ModuleCache cache = compiler::ModuleCache::FromEnvironment();
   std::optional<std::string> key;
   if (cache.enabled()) {
     key = compiler::ModuleCache::Key(preprocessed, options, kernels);

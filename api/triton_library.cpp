@@ -117,8 +117,12 @@ Result<TritonLibrary> newLibraryWithTriton(Device& device,
   options.fast_math = false;
   const std::string msl_file =
       std::filesystem::path(request.file).stem().string() + ".metal";
-  Result<std::shared_ptr<Library>> library = newLibraryWithSource(
-      device, kernel.value().msl, options, msl_file, {kernel.value().function});
+  const compiler::ModuleCache cache =
+      request.cache_dir ? compiler::ModuleCache(*request.cache_dir)
+                        : compiler::ModuleCache::FromEnvironment();
+  Result<std::shared_ptr<Library>> library =
+      newLibraryWithSource(device, kernel.value().msl, options, msl_file,
+                           {kernel.value().function}, cache);
   if (!library.ok()) {
     return Error{"internal compiler error: the MSL generated for '" +
                  request.kernel + "' does not compile:\n" +

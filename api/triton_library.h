@@ -31,6 +31,10 @@ struct TritonRequest {
   int autotune_config = 0;
   // .py: values of the module's names, over the file's (frontend.h).
   std::vector<std::pair<std::string, triton::frontend::KernelArg>> globals;
+  // Where compiled modules are cached ("": nowhere); unset: where the
+  // environment says (compiler/module_cache.h). Given here, not through
+  // the environment, so that threads with different caches do not meet.
+  std::optional<std::string> cache_dir;
 };
 
 // A compiled Triton kernel: what a launcher needs, and each stage's text.

@@ -5,6 +5,7 @@
 #include <llvm/Support/xxhash.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -184,8 +185,13 @@ void ModuleCache::Store(const std::string& key,
   std::filesystem::create_directories(directory_, ec);
   if (ec) return;
   const std::string final_path = directory_ + "/" + key + ".mtlb";
-  const std::string temp_path =
-      final_path + ".tmp" + std::to_string(::getpid());
+  // A name of its own for each writer, in any process or thread, so that
+  // writers of one key never write into each other's file: the last rename
+  // wins, and every one of them renames a whole module.
+  static std::atomic<uint64_t> writes{0};
+  const std::string temp_path = final_path + ".tmp" +
+                                std::to_string(::getpid()) + "." +
+                                std::to_string(writes.fetch_add(1));
   const std::vector<uint8_t> bytes = isa::SerializeModule(module);
   {
     std::ofstream out(temp_path, std::ios::binary);

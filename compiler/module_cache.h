@@ -49,7 +49,9 @@ class ModuleCache {
   // A cached module, or nullopt (missing, unreadable, damaged, or written
   // by another version: all the same, a miss).
   std::optional<isa::Module> Load(const std::string& key) const;
-  // Best effort: a write that fails leaves no partial entry behind.
+  // Best effort: a write that fails leaves no partial entry behind, and
+  // writers of one key at once (threads or processes) leave one whole
+  // entry. Load and Store may be called from many threads at once.
   void Store(const std::string& key, const isa::Module& module) const;
 
  private:

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "compiler/msl_compiler.h"
 
@@ -112,6 +114,38 @@ TEST_F(ModuleCacheTest, StoredModulesLoadBackEqual) {
   const std::optional<isa::Module> loaded = cache.Load(key);
   ASSERT_TRUE(loaded.has_value());
   EXPECT_EQ(*loaded, compiled.value());
+}
+
+// Threads storing one key at once (two processes' compiles of one kernel
+// do the same): every load meanwhile is a miss or the whole module, and
+// one whole entry is left, with no temporary file.
+TEST_F(ModuleCacheTest, WritersOfOneKeyAtOnceLeaveOneWholeEntry) {
+  const ModuleCache cache(dir_.string());
+  Result<isa::Module> compiled = CompileMsl(kSource, "a.metal", {});
+  ASSERT_TRUE(compiled.ok()) << compiled.error().message;
+  const std::string key = Key(kSource, "a.metal", {}, {});
+  std::vector<std::thread> writers;
+  std::vector<int> damaged(6, 0);
+  for (int t = 0; t < 6; ++t) {
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        cache.Store(key, compiled.value());
+        const std::optional<isa::Module> loaded = cache.Load(key);
+        if (!loaded || *loaded != compiled.value()) ++damaged[t];
+      }
+    });
+  }
+  for (std::thread& w : writers) w.join();
+  EXPECT_EQ(damaged, std::vector<int>(6, 0));
+  const std::optional<isa::Module> loaded = cache.Load(key);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(*loaded, compiled.value());
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().extension(), ".mtlb") << entry.path();
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
 }
 
 TEST_F(ModuleCacheTest, ADamagedEntryIsAMiss) {

@@ -30,6 +30,19 @@ std::list<Entry>& Cache() {
   return entries;
 }
 
+// The entry for `source` named `file`, moved to the front, or end(). With
+// the cache's mutex held.
+std::list<Entry>::iterator Find(std::list<Entry>& cache, std::string_view file,
+                                std::string_view source) {
+  for (auto it = cache.begin(); it != cache.end(); ++it) {
+    if (it->file == file && it->source == source) {
+      cache.splice(cache.begin(), cache, it);
+      return cache.begin();
+    }
+  }
+  return cache.end();
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const Module>> ParseModuleCached(std::string_view source,
@@ -37,20 +50,16 @@ Result<std::shared_ptr<const Module>> ParseModuleCached(std::string_view source,
   {
     std::lock_guard<std::mutex> lock(CacheMutex());
     std::list<Entry>& cache = Cache();
-    for (auto it = cache.begin(); it != cache.end(); ++it) {
-      if (it->file == file && it->source == source) {
-        cache.splice(cache.begin(), cache, it);
-        return cache.front().tree;
-      }
-    }
+    if (auto it = Find(cache, file, source); it != cache.end()) return it->tree;
   }
-  // Parsed outside the lock: two threads may parse the same text at once;
-  // both trees are correct and the second insert is harmless.
+  // Parsed outside the lock: two threads may parse the same text at once.
+  // Both trees are the same; the first one in is kept, and given to both.
   Result<Module> parsed = ParseModule(source, file);
   if (!parsed.ok()) return parsed.error();
   auto tree = std::make_shared<const Module>(std::move(parsed).value());
   std::lock_guard<std::mutex> lock(CacheMutex());
   std::list<Entry>& cache = Cache();
+  if (auto it = Find(cache, file, source); it != cache.end()) return it->tree;
   cache.push_front(Entry{std::string(file), std::string(source), tree});
   if (cache.size() > kCapacity) cache.pop_back();
   return tree;
