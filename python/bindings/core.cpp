@@ -1,20 +1,18 @@
 // triton_metal._core: the C++ side of the Python package, kept thin. It
 // compiles a Triton kernel for a launch (api::newLibraryWithTriton) and
 // launches it on the caller's memory (newBufferWithBytesNoCopy), releasing
-// the GIL while the emulator runs and turning Ctrl-C into an interrupt.
+// the GIL while the emulator runs and turning Ctrl-C into an interrupt
+// (sigint.h). Every launch's settings go in its own command buffer, never
+// in the shared Device: launches from many Python threads run at once.
 // Everything Python-shaped (argument binding, specialization keys, caches,
 // autotuning) is in the package's Python code.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "api/triton_launch.h"
@@ -23,6 +21,8 @@
 #include "emu/check/check_report.h"
 #include "emu/device/command_buffer.h"
 #include "isa/printer.h"
+#include "python/bindings/sigint.h"
+#include "python/bindings/without_gil.h"
 #include "traces/chrome_trace.h"
 #include "traces/timing_report_format.h"
 
@@ -158,7 +158,8 @@ PyKernel Compile(PyDevice& device, const std::string& file,
                  std::optional<std::string> source, const std::string& kernel,
                  const ArgList& args, const ArgList& globals,
                  const std::vector<std::string>& module_paths,
-                 std::optional<int> num_warps) {
+                 std::optional<int> num_warps,
+                 std::optional<std::string> cache_dir) {
   api::TritonRequest r;
   r.file = file;
   r.source = std::move(source);
@@ -167,10 +168,9 @@ PyKernel Compile(PyDevice& device, const std::string& file,
   r.globals = ToKernelArgs(globals);
   r.module_paths = module_paths;
   r.num_warps = num_warps;
-  Result<api::TritonLibrary> lib = [&] {
-    py::gil_scoped_release release;
-    return api::newLibraryWithTriton(device.device(), r);
-  }();
+  r.cache_dir = std::move(cache_dir);
+  Result<api::TritonLibrary> lib =
+      WithoutGil([&] { return api::newLibraryWithTriton(device.device(), r); });
   if (!lib.ok()) throw CompileFailure{lib.error().message};
   return PyKernel(std::move(lib).value());
 }
@@ -181,46 +181,9 @@ struct Memory {
   uint64_t address = 0, nbytes = 0, offset = 0;
 };
 
-// Ctrl-C during a dispatch. The dispatch runs on the caller's thread with
-// the GIL released, and Python's SIGINT handler gives way to one that only
-// sets the dispatch's interrupt flag (so the dispatch stops at its next
-// check); afterwards Python's handler is back, and an interrupt that came
-// is handed to Python as KeyboardInterrupt.
-//
-// Only on the thread that imported the module (Python's main thread, which
-// is where Python handles signals); launches from other threads run
-// without it.
+// Python's main thread (threading.main_thread()), where Python handles
+// signals.
 unsigned long main_thread = 0;
-
-class SigintToInterrupt {
- public:
-  explicit SigintToInterrupt(std::atomic<bool>* flag) {
-    if (PyThread_get_thread_ident() != main_thread) return;
-    flag_ = flag;
-    struct sigaction ours = {};
-    ours.sa_handler = [](int) { flag_->store(true); };
-    sigemptyset(&ours.sa_mask);
-    installed_ = sigaction(SIGINT, &ours, &previous_) == 0;
-  }
-  ~SigintToInterrupt() {
-    if (installed_) sigaction(SIGINT, &previous_, nullptr);
-  }
-  // After the dispatch, with the GIL: KeyboardInterrupt if Ctrl-C came.
-  void Raise() {
-    if (!installed_) return;
-    sigaction(SIGINT, &previous_, nullptr);
-    installed_ = false;
-    if (flag_->load()) {
-      PyErr_SetInterrupt();
-      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    }
-  }
-
- private:
-  static inline std::atomic<bool>* flag_ = nullptr;
-  struct sigaction previous_ = {};
-  bool installed_ = false;
-};
 
 py::dict Launch(PyDevice& device, const PyKernel& kernel,
                 std::tuple<uint64_t, uint64_t, uint64_t> grid,
@@ -256,7 +219,9 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
       v.scalar.float_value = py::cast<double>(value);
     }
   }
-  EmulatorOptions& options = d.options();
+  CommandBufferDescriptor descriptor;
+  descriptor.options = d.options();
+  EmulatorOptions& options = descriptor.options;
   options.checks = {};
   if (!checks.empty()) {
     Result<emu::CheckOptions> parsed = emu::ParseCheckList(checks);
@@ -271,9 +236,9 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
   options.timing = timing || trace.has_value();
   options.timeline = trace.has_value();
   options.host_threads = host_threads;
-  options.interrupt = std::make_shared<std::atomic<bool>>(false);
   std::shared_ptr<CommandQueue> queue = d.newCommandQueue();
-  std::shared_ptr<CommandBuffer> commands = queue->commandBuffer();
+  std::shared_ptr<CommandBuffer> commands =
+      queue->commandBufferWithDescriptor(descriptor);
   std::shared_ptr<ComputeCommandEncoder> encoder =
       commands->computeCommandEncoder();
   std::shared_ptr<Buffer> print_log;
@@ -286,15 +251,13 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
   }
   encoder->endEncoding();
   {
-    SigintToInterrupt sigint(options.interrupt.get());
-    {
-      py::gil_scoped_release release;
+    SigintScope sigint;
+    commands->options().interrupt = sigint.flag();
+    WithoutGil([&] {
       commands->commit();
-    }
-    sigint.Raise();
+      return true;
+    });
   }
-  options.interrupt.reset();
-  options.checks = {};
 
   std::vector<std::string> printed;
   if (print_log) {
@@ -308,6 +271,17 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
   }
   if (const CommandBufferError* e = commands->error()) {
     const emu::FaultKind k = e->fault.kind;
+    if (k == emu::FaultKind::kInterrupted) {
+      // Ctrl-C (sigint.h). On the main thread, what Python's own handler
+      // makes of it (KeyboardInterrupt, or your handler's exception);
+      // elsewhere KeyboardInterrupt in the launching thread.
+      if (PyThread_get_thread_ident() != main_thread) {
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+        throw py::error_already_set();
+      }
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+      // A handler that raised nothing: the launch is still unfinished.
+    }
     throw LaunchFailure{e->message,
                         k == emu::FaultKind::kTimeout       ? "timeout"
                         : k == emu::FaultKind::kInterrupted ? "interrupted"
@@ -358,7 +332,8 @@ py::list Chips() {
 PYBIND11_MODULE(_core, m) {
   using namespace mtlemu::python;
   m.doc() = "mtlemu's Triton compiler and Apple GPU emulator (C++ core)";
-  main_thread = PyThread_get_thread_ident();
+  main_thread = py::cast<unsigned long>(
+      py::module_::import("threading").attr("main_thread")().attr("ident"));
 
   static py::exception<CompileFailure> compile_error(m, "CompilationError",
                                                      PyExc_Exception);
@@ -409,6 +384,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("compile", &Compile, py::arg("device"), py::arg("file"),
         py::arg("source"), py::arg("kernel"), py::arg("args"),
         py::arg("globals"), py::arg("module_paths"), py::arg("num_warps"),
+        py::arg("cache_dir") = py::none(),
         "Compiles a @triton.jit kernel of `file` for these arguments.");
   m.def("launch", &Launch, py::arg("device"), py::arg("kernel"),
         py::arg("grid"), py::arg("args"), py::arg("timing") = false,

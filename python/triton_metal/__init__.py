@@ -19,7 +19,8 @@ from .language.core import cdiv  # noqa: F401
 from .runtime import (  # noqa: F401
     CompilationError, Config, JITFunction, KernelError, OutOfResources,
     autotune, heuristics, jit, profile)
-from .runtime.device import chips, get_chip, get_device_properties, set_chip  # noqa: F401
+from .runtime.device import chip, chips, get_chip, get_device_properties, set_chip  # noqa: F401
+from .runtime.launch_context import kernel_checks  # noqa: F401
 from . import runtime, testing  # noqa: F401
 
 __version__ = "3.6.0+mtlemu"

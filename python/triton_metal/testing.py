@@ -4,7 +4,7 @@ import math
 import os
 import sys
 
-from .runtime.jit import bench as _bench
+from .runtime import launch_context
 
 
 _said_host_time = False
@@ -19,16 +19,12 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None,
     timed on the host instead, as Triton's do_bench would: for about `rep`
     ms after `warmup` ms, its median or mean and the quantiles."""
     global _said_host_time
-    if _bench.active:
+    if launch_context.timed_runs() is not None:
         raise RuntimeError("do_bench cannot be nested")
-    _bench.active, before = True, len(_bench.microseconds)
-    try:
+    with launch_context.collecting_times() as times:
         fn()
-        launched = len(_bench.microseconds) > before
-        ms = sum(_bench.microseconds[before:]) / 1000.0
-    finally:
-        del _bench.microseconds[before:]
-        _bench.active = False
+    launched = bool(times)
+    ms = sum(times) / 1000.0
     if not launched:
         if not _said_host_time:
             _said_host_time = True

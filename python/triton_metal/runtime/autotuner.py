@@ -7,11 +7,12 @@ import hashlib
 import inspect
 import json
 import os
-import threading
+import tempfile
 
 from . import device as _device
+from . import launch_context
 from .errors import OutOfResources
-from .jit import JITFunction, KernelInterface, bench, debug_enabled, _debug
+from .jit import JITFunction, KernelInterface, debug_enabled, _debug
 
 
 class Config:
@@ -66,10 +67,10 @@ class Autotuner(KernelInterface):
         self.perf_model = prune.get("perf_model")
         self.top_k = prune.get("top_k", 1.0)
         self.early_config_prune = prune.get("early_config_prune")
-        self.cache = {}
+        self.cache = {}  # key: the config chosen
+        self._chosen = launch_context.OncePerKey(self.cache)
         self.best_config = None
         self.cache_results = cache_results
-        self._lock = threading.Lock()
         self.__name__ = getattr(fn, "__name__", "kernel")
 
     # --- the disk cache ----------------------------------------------------------
@@ -110,11 +111,18 @@ class Autotuner(KernelInterface):
         path = self._disk_file(self._disk_key(key))
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = path + f".{os.getpid()}.tmp"
-            with open(tmp, "w") as f:
-                json.dump({"config": self.configs.index(config),
-                           "microseconds": timings}, f)
-            os.replace(tmp, path)
+            # A file of its own for each writer (thread or process); the
+            # rename puts a whole one in place.
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path),
+                                       prefix=os.path.basename(path) + ".", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w") as f:
+                    json.dump({"config": self.configs.index(config),
+                               "microseconds": timings}, f)
+                os.replace(tmp, path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
         except OSError:
             pass  # a cache that cannot be written is only slower
 
@@ -157,13 +165,11 @@ class Autotuner(KernelInterface):
             config.pre_hook({**named, **config.all_kwargs()})
         if self.pre_hook:
             self.pre_hook({**named, **config.all_kwargs()})
-        bench.active, before = True, len(bench.microseconds)
         try:
-            self.fn.run(*args, grid=grid, warmup=False, **current)
-            us = sum(bench.microseconds[before:])
+            with launch_context.collecting_times() as times:
+                self.fn.run(*args, grid=grid, warmup=False, **current)
+            us = sum(times)
         finally:
-            del bench.microseconds[before:]
-            bench.active = False
             for name, copy in saved.items():
                 named[name][...] = copy
         if self.post_hook:
@@ -173,36 +179,40 @@ class Autotuner(KernelInterface):
     def run(self, *args, grid, warmup, **kwargs):
         named = self._named(args, kwargs)
         key = tuple(_key_part(named[k]) for k in self.keys if k in named)
-        config = self.cache.get(key)
-        if config is None:
-            config = self._load(key)
-            if config is None:
-                configs = self.prune_configs(named)
-                if len(configs) == 1:
-                    config, timings = configs[0], {}
-                else:
-                    timings = {}
-                    for c in configs:
-                        try:
-                            timings[str(c)] = self._bench(c, args, kwargs, grid, named)
-                        except OutOfResources:
-                            timings[str(c)] = float("inf")  # as Triton does
-                    config = builtins.min(configs, key=lambda c: timings[str(c)])
-                    if timings[str(config)] == float("inf"):
-                        raise OutOfResources(
-                            f"{self.__name__}: no autotune config fits the chip")
-                    if debug_enabled():
-                        _debug(f"triton_metal: autotune {self.__name__} {key}: "
-                               f"simulated us {json.dumps(timings)} -> {config}")
-                self._save(key, config, timings)
-            with self._lock:
-                self.cache[key] = config
+        # Threads asking for one key at once: one of them tunes.
+        config = self._chosen.get(key, lambda: self._choose(key, args, kwargs, grid, named))
         self.best_config = config
         current = dict(kwargs)
         current.update(config.all_kwargs())
         if config.pre_hook and not warmup:
             config.pre_hook({**named, **config.all_kwargs()})
         return self.fn.run(*args, grid=grid, warmup=warmup, **current)
+
+    def _choose(self, key, args, kwargs, grid, named):
+        """The config for `key`: from the disk cache, else the fastest one
+        (saved there)."""
+        config = self._load(key)
+        if config is not None:
+            return config
+        configs = self.prune_configs(named)
+        if len(configs) == 1:
+            config, timings = configs[0], {}
+        else:
+            timings = {}
+            for c in configs:
+                try:
+                    timings[str(c)] = self._bench(c, args, kwargs, grid, named)
+                except OutOfResources:
+                    timings[str(c)] = float("inf")  # as Triton does
+            config = builtins.min(configs, key=lambda c: timings[str(c)])
+            if timings[str(config)] == float("inf"):
+                raise OutOfResources(
+                    f"{self.__name__}: no autotune config fits the chip")
+            if debug_enabled():
+                _debug(f"triton_metal: autotune {self.__name__} {key}: "
+                       f"simulated us {json.dumps(timings)} -> {config}")
+        self._save(key, config, timings)
+        return config
 
     def warmup(self, *args, **kwargs):
         return self.run(*args, warmup=True, **kwargs)

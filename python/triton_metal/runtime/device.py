@@ -1,5 +1,8 @@
-"""The emulated chip kernels run on: `set_chip("m3")`, or TRITON_METAL_CHIP
-(default m1); its properties under Triton's names."""
+"""The emulated chip kernels run on: the process's (`set_chip("m3")`, or
+TRITON_METAL_CHIP, default m1), or a block's own (`with chip("m2"):`); its
+properties under Triton's names."""
+import contextlib
+import contextvars
 import os
 import threading
 
@@ -7,7 +10,9 @@ from .. import _core
 
 _lock = threading.Lock()
 _devices = {}
-_current = None
+_current = None  # the process's chip, once set or first asked for
+# A block's chip (`with chip(...)`), for the thread or task inside it.
+_block_device = contextvars.ContextVar("triton_metal_chip", default=None)
 
 # Registers per GPU core (the register file, 208 KB of 32-bit registers;
 # ../shared/reference/apple-gpu.md), Triton's max_num_regs.
@@ -20,11 +25,26 @@ def chips():
 
 
 def set_chip(name):
-    """Kernels launched from now on run on chip `name` ("m1", "m2-max"...)."""
+    """Kernels launched from now on run on chip `name` ("m1", "m2-max"...),
+    in every thread, but inside a `with chip(...)` block."""
     global _current
     device = _device_for(name)
     with _lock:
         _current = device
+
+
+@contextlib.contextmanager
+def chip(name):
+    """with triton_metal.chip("m3"): ... launches ...
+
+    The launches of this thread (or asyncio task) inside the block run on
+    chip `name`; other threads keep theirs. A ValueError for a chip mtlemu
+    does not model."""
+    token = _block_device.set(_device_for(name))
+    try:
+        yield
+    finally:
+        _block_device.reset(token)
 
 
 def get_chip():
@@ -40,6 +60,9 @@ def _device_for(name):
 
 
 def current_device():
+    block = _block_device.get()
+    if block is not None:
+        return block
     global _current
     if _current is None:
         device = _device_for(os.environ.get("TRITON_METAL_CHIP", "m1"))

@@ -7,6 +7,7 @@ import inspect
 import json
 import linecache
 import os
+import shutil
 import sys
 import textwrap
 import threading
@@ -16,6 +17,7 @@ from .. import _core
 from ..language import core as tlc
 from . import arguments
 from . import device as _device
+from . import launch_context
 from .errors import KernelError, OutOfResources
 
 _MISSING = object()
@@ -38,17 +40,6 @@ def _debug(text):
     sys.stderr.write(text if text.endswith("\n") else text + "\n")
 
 
-class _Profile(threading.local):
-    """While a `triton_metal.profile()` block runs: each launch's timing
-    report, and where its trace goes."""
-
-    def __init__(self):
-        self.stack = []
-
-
-profiles = _Profile()
-
-
 class profile:
     """with triton_metal.profile(trace_dir=None) as p: ... launches ...
 
@@ -57,39 +48,40 @@ class profile:
     `mtlemu run --timing --report json` (cycles, time_us, limiter,
     occupancy, bytes per level, stall reasons...). With trace_dir, each
     launch also writes a Chrome/Perfetto trace there, KERNEL_N.json (its
-    path is the report's "trace")."""
+    path is the report's "trace").
+
+    A profile holds the launches of the thread (or asyncio task) that
+    opened it, those of nested blocks included: a nested profile has its
+    own, and launches from other threads are in neither."""
 
     def __init__(self, trace_dir=None):
         self.trace_dir = trace_dir
         self.reports = []
+        self._lock = threading.Lock()
+        self._traces = {}  # kernel: traces written
+        self._token = None
 
     def __enter__(self):
         if self.trace_dir:
             os.makedirs(self.trace_dir, exist_ok=True)
-        profiles.stack.append(self)
+        self._token = launch_context.enter_profile(self)
         return self
 
     def __exit__(self, *exc):
-        profiles.stack.remove(self)
+        launch_context.exit_profile(self._token)
         return False
 
-    def _trace_path(self, kernel):
+    def _next_trace_path(self, kernel):
         if not self.trace_dir:
             return None
-        n = sum(1 for r in self.reports if r["kernel"] == kernel)
+        with self._lock:
+            n = self._traces.get(kernel, 0)
+            self._traces[kernel] = n + 1
         return os.path.join(self.trace_dir, f"{kernel}_{n}.json")
 
-
-class _Bench(threading.local):
-    """While do_bench runs: launches are timed, and their simulated times
-    collected here."""
-
-    def __init__(self):
-        self.active = False
-        self.microseconds = []
-
-
-bench = _Bench()
+    def _add(self, report):
+        with self._lock:
+            self.reports.append(report)
 
 
 class CompiledKernel:
@@ -196,8 +188,7 @@ class JITFunction(KernelInterface):
         self._has_varargs = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                                 for p in params)
         self.noinline = noinline
-        self._lock = threading.Lock()
-        self._cache = {}
+        self._compiled = launch_context.OncePerKey()  # specialization key: kernel
         self._source_info = None
         self._global_names = None
 
@@ -340,11 +331,8 @@ class JITFunction(KernelInterface):
         globals_ = self._globals()
         key.append(tuple(globals_))
         key = tuple(key)
-        compiled = self._cache.get(key)
-        if compiled is None:
-            compiled = self._compile(device, classified, globals_, num_warps)
-            with self._lock:
-                self._cache[key] = compiled
+        compiled = self._compiled.get(
+            key, lambda: self._compile(device, classified, globals_, num_warps))
         if warmup:
             return compiled
         if callable(grid):
@@ -360,10 +348,6 @@ class JITFunction(KernelInterface):
 
     def _compile(self, device, classified, globals_, num_warps):
         file, text, paths = self._source()
-        if os.environ.get("TRITON_METAL_CACHE_DIR") and not os.environ.get("MTLEMU_CACHE_DIR"):
-            # The compile cache goes where triton_metal's cache does.
-            os.environ["MTLEMU_CACHE_DIR"] = os.path.join(
-                os.environ["TRITON_METAL_CACHE_DIR"], "modules")
         args = []
         for name, c in classified.items():
             if isinstance(c, arguments.Pointer):
@@ -372,7 +356,7 @@ class JITFunction(KernelInterface):
                 args.append((name, c[0], c[1]))
         try:
             core = _core.compile(device, file, text, self.__name__, args,
-                                 globals_, paths, num_warps)
+                                 globals_, paths, num_warps, _module_cache_dir())
         except _core.CompilationError as e:
             if "more than Metal's 32 KB" in str(e):
                 raise OutOfResources(str(e)) from None
@@ -396,13 +380,16 @@ class JITFunction(KernelInterface):
             else:
                 # Numbers; strings, dtypes and None are folded into the code.
                 launch_args.append((name, c[1] if c[0] in ("int", "float", "bool") else None))
-        prof = profiles.stack[-1] if profiles.stack else None
-        trace = prof._trace_path(self.__name__) if prof else None
-        timed = bench.active or prof is not None
+        profiles = launch_context.open_profiles()
+        times = launch_context.timed_runs()
+        # One trace, written for the innermost profile that keeps them and
+        # copied for the others.
+        traces = [t for t in (p._next_trace_path(self.__name__) for p in reversed(profiles)) if t]
+        timed = times is not None or bool(profiles)
         try:
             report = _core.launch(device, compiled._kernel, grid, launch_args,
-                                  timing=timed, trace=trace,
-                                  checks=os.environ.get("TRITON_METAL_CHECK", ""))
+                                  timing=timed, trace=traces[0] if traces else None,
+                                  checks=launch_context.kernel_check_list())
         except _core.LaunchError as e:
             for line in getattr(e, "printed", []):
                 print(line)
@@ -413,16 +400,29 @@ class JITFunction(KernelInterface):
             print(line)
         if timed and "timing_json" in report:
             timing = json.loads(report["timing_json"])
-            if bench.active:
-                bench.microseconds.append(timing["time_us"])
-            if prof is not None:
-                prof.reports.append({"kernel": self.__name__, "grid": grid,
-                                     "chip": device.chip, "trace": trace,
-                                     **timing})
+            if times is not None:
+                times.append(timing["time_us"])
+            for t in traces[1:]:
+                shutil.copyfile(traces[0], t)
+            paths = iter(reversed(traces))  # the profiles' order
+            for p in profiles:
+                trace = next(paths) if p.trace_dir else None
+                p._add({"kernel": self.__name__, "grid": grid,
+                        "chip": device.chip, "trace": trace, **timing})
         if debug_enabled():
             _debug(f"triton_metal: {self.__name__}[{grid}] on {device.name}: "
                    f"{report['instructions']} SIMD-group instructions, "
                    f"{report['seconds'] * 1e3:.3f} ms to emulate")
+
+
+def _module_cache_dir():
+    """Where compiled modules are cached: TRITON_METAL_CACHE_DIR/modules
+    unless MTLEMU_CACHE_DIR says otherwise (None: the C++ side reads
+    MTLEMU_CACHE_DIR and its defaults)."""
+    ours = os.environ.get("TRITON_METAL_CACHE_DIR")
+    if ours and not os.environ.get("MTLEMU_CACHE_DIR"):
+        return os.path.join(ours, "modules")
+    return None
 
 
 def jit(fn=None, *, version=None, repr=None, launch_metadata=None,
