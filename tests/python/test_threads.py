@@ -152,6 +152,32 @@ def test_threads_launching_different_kernels_each_get_their_own_results():
                  "timed m3": timed("m3"), "unchecked": unchecked})
 
 
+def test_threads_replaying_the_corpus_match_real_triton():
+    """Every recorded launch of the corpus (test_corpus.py) from four
+    threads at once, each in an order of its own: each buffer as real
+    Triton left it."""
+    import test_corpus
+    cases = test_corpus.CASES
+    memory = "torch" if _have_torch() else "numpy"
+
+    def work(t):
+        def replay_all():
+            order = cases[t * len(cases) // 4:] + cases[:t * len(cases) // 4]
+            for case in (order if t % 2 == 0 else order[::-1]):
+                test_corpus.replay(case, memory if t < 2 else "numpy")
+        return replay_all
+
+    run_threads({f"replay {t}": work(t) for t in range(4)})
+
+
+def _have_torch():
+    try:
+        import torch  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
 def test_nested_and_concurrent_profiles_get_their_own_reports(tmp_path):
     x = np.ones(4096, np.float32)
     out = np.zeros(4096, np.float32)

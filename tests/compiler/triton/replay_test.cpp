@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "cli/npy.h"
 #include "tests/compiler/triton/triton_harness.h"
@@ -121,101 +122,104 @@ int SizeOf(const std::string& dtype) {
   return 1;
 }
 
+// Runs the manifest's launch from `file` (Python or TTIR text) on `device`
+// and compares the results; "" or what differed.
+std::string RunFrom(Device& device, const Manifest& m, const fs::path& dir,
+                    const std::string& file,
+                    std::optional<std::string> source) {
+  std::map<std::string, api::TritonArgValue> values;
+  api::TritonRequest r;
+  r.file = file;
+  r.source = source;
+  r.kernel = m.kernel;
+  r.num_warps = m.num_warps;
+  r.module_paths = {SuiteRoot(m.suite)};
+  std::map<std::string, std::shared_ptr<Buffer>> buffers;
+  for (const Manifest::Arg& a : m.args) {
+    KernelArg k;
+    if (a.kind == "buffer") {
+      Result<cli::NpyArray> in =
+          cli::ReadNpy((dir / (a.name + ".in.npy")).string());
+      if (!in.ok()) return in.error().message;
+      auto b = device.newBuffer(in.value().data.data(), in.value().data.size())
+                   .value();
+      buffers[a.name] = b;
+      values[a.name].buffer = b;
+      k.kind = KernelArg::Kind::kPointer;
+      k.dtype = triton::frontend::DType::FromName(a.a);
+    } else if (a.kind == "constexpr") {
+      k = KernelArg::FromText(a.a == "none"                ? "None"
+                              : a.a == "str" && a.b == "-" ? ""
+                                                           : a.b);
+      if (a.a == "str") {
+        k.kind = KernelArg::Kind::kString;
+        k.text = a.b == "-" ? "" : a.b;
+      }
+      values[a.name].scalar = k;
+    } else if (a.kind == "none") {
+      k = KernelArg::FromText("None");
+      values[a.name].scalar = k;
+    } else {
+      k = KernelArg::FromText(a.a);
+      if (a.kind == "float" && k.kind == KernelArg::Kind::kInt) {
+        k.kind = KernelArg::Kind::kFloat;
+        k.float_value = static_cast<double>(k.int_value);
+      }
+      values[a.name].scalar = k;
+    }
+    r.args.emplace_back(a.name, k);
+  }
+  Result<api::TritonLibrary> lib = api::newLibraryWithTriton(device, r);
+  if (!lib.ok()) return "compile: " + lib.error().message;
+  auto queue = device.newCommandQueue();
+  auto commands = queue->commandBuffer();
+  auto encoder = commands->computeCommandEncoder();
+  if (Status s = api::EncodeTritonLaunch(device, *encoder, lib.value(), m.grid,
+                                         values);
+      !s.ok()) {
+    return "launch: " + s.error().message;
+  }
+  encoder->endEncoding();
+  commands->commit();
+  if (const CommandBufferError* e = commands->error())
+    return "run: " + e->message;
+  std::ostringstream diffs;
+  for (const Manifest::Arg& a : m.args) {
+    if (a.kind != "buffer") continue;
+    const fs::path out = dir / (a.name + ".out.npy");
+    const fs::path in = dir / (a.name + ".in.npy");
+    Result<cli::NpyArray> want =
+        cli::ReadNpy(fs::exists(out) ? out.string() : in.string());
+    if (!want.ok()) return want.error().message;
+    const auto* got = static_cast<const uint8_t*>(buffers[a.name]->contents());
+    const int size = SizeOf(a.a);
+    const size_t n = want.value().data.size() / size;
+    const Tolerance tol = ToleranceFor(a.a);
+    int bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double w =
+          ElementAsDouble(a.a, want.value().data.data() + i * size);
+      const double g = ElementAsDouble(a.a, got + i * size);
+      const bool same = (std::isnan(w) && std::isnan(g)) || w == g ||
+                        std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w);
+      if (!same && bad++ < 5) {
+        diffs << a.name << "[" << i << "]: got " << g << ", Triton " << w
+              << "\n";
+      }
+    }
+    if (bad > 0)
+      diffs << a.name << ": " << bad << " of " << n << " elements differ\n";
+  }
+  return diffs.str();
+}
+
 class ReplayTest : public ::testing::TestWithParam<std::string> {
  protected:
-  // Runs the manifest's launch from `file` (Python or TTIR text) and
-  // compares the results; "" or what differed.
   std::string RunFrom(const Manifest& m, const fs::path& dir,
                       const std::string& file,
                       std::optional<std::string> source) {
-    auto device = Device::Create("m1").value();
-    std::map<std::string, api::TritonArgValue> values;
-    api::TritonRequest r;
-    r.file = file;
-    r.source = source;
-    r.kernel = m.kernel;
-    r.num_warps = m.num_warps;
-    r.module_paths = {SuiteRoot(m.suite)};
-    std::map<std::string, std::shared_ptr<Buffer>> buffers;
-    for (const Manifest::Arg& a : m.args) {
-      KernelArg k;
-      if (a.kind == "buffer") {
-        Result<cli::NpyArray> in =
-            cli::ReadNpy((dir / (a.name + ".in.npy")).string());
-        if (!in.ok()) return in.error().message;
-        auto b =
-            device->newBuffer(in.value().data.data(), in.value().data.size())
-                .value();
-        buffers[a.name] = b;
-        values[a.name].buffer = b;
-        k.kind = KernelArg::Kind::kPointer;
-        k.dtype = triton::frontend::DType::FromName(a.a);
-      } else if (a.kind == "constexpr") {
-        k = KernelArg::FromText(a.a == "none"                ? "None"
-                                : a.a == "str" && a.b == "-" ? ""
-                                                             : a.b);
-        if (a.a == "str") {
-          k.kind = KernelArg::Kind::kString;
-          k.text = a.b == "-" ? "" : a.b;
-        }
-        values[a.name].scalar = k;
-      } else if (a.kind == "none") {
-        k = KernelArg::FromText("None");
-        values[a.name].scalar = k;
-      } else {
-        k = KernelArg::FromText(a.a);
-        if (a.kind == "float" && k.kind == KernelArg::Kind::kInt) {
-          k.kind = KernelArg::Kind::kFloat;
-          k.float_value = static_cast<double>(k.int_value);
-        }
-        values[a.name].scalar = k;
-      }
-      r.args.emplace_back(a.name, k);
-    }
-    Result<api::TritonLibrary> lib = api::newLibraryWithTriton(*device, r);
-    if (!lib.ok()) return "compile: " + lib.error().message;
-    auto queue = device->newCommandQueue();
-    auto commands = queue->commandBuffer();
-    auto encoder = commands->computeCommandEncoder();
-    if (Status s = api::EncodeTritonLaunch(*device, *encoder, lib.value(),
-                                           m.grid, values);
-        !s.ok()) {
-      return "launch: " + s.error().message;
-    }
-    encoder->endEncoding();
-    commands->commit();
-    if (const CommandBufferError* e = commands->error())
-      return "run: " + e->message;
-    std::ostringstream diffs;
-    for (const Manifest::Arg& a : m.args) {
-      if (a.kind != "buffer") continue;
-      const fs::path out = dir / (a.name + ".out.npy");
-      const fs::path in = dir / (a.name + ".in.npy");
-      Result<cli::NpyArray> want =
-          cli::ReadNpy(fs::exists(out) ? out.string() : in.string());
-      if (!want.ok()) return want.error().message;
-      const auto* got =
-          static_cast<const uint8_t*>(buffers[a.name]->contents());
-      const int size = SizeOf(a.a);
-      const size_t n = want.value().data.size() / size;
-      const Tolerance tol = ToleranceFor(a.a);
-      int bad = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const double w =
-            ElementAsDouble(a.a, want.value().data.data() + i * size);
-        const double g = ElementAsDouble(a.a, got + i * size);
-        const bool same =
-            (std::isnan(w) && std::isnan(g)) || w == g ||
-            std::fabs(g - w) <= tol.atol + tol.rtol * std::fabs(w);
-        if (!same && bad++ < 5) {
-          diffs << a.name << "[" << i << "]: got " << g << ", Triton " << w
-                << "\n";
-        }
-      }
-      if (bad > 0)
-        diffs << a.name << ": " << bad << " of " << n << " elements differ\n";
-    }
-    return diffs.str();
+    return testing::RunFrom(*Device::Create("m1").value(), m, dir, file,
+                            std::move(source));
   }
 };
 
@@ -275,6 +279,49 @@ TEST_P(ReplayTest, MatchesRealTriton) {
     text << in.rdbuf();
     EXPECT_EQ(RunFrom(m.value(), dir, ttir.string(), text.str()), "")
         << "from Triton's TTIR";
+  }
+}
+
+// Every launch of every suite given, from four host threads at once on one
+// Device, each thread in an order of its own (compiles, module cache and
+// dispatches of different kernels overlapping): each matches real Triton
+// as it does alone.
+TEST(ReplayConcurrently, EveryLaunchFromFourThreadsOnOneDevice) {
+  struct Case {
+    std::string name;
+    Manifest manifest;
+    std::string py;
+  };
+  std::vector<Case> cases;
+  for (const std::string& name : Cases()) {
+    Result<Manifest> m = ReadManifest(kReference / name / "manifest.txt");
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    const std::string root = SuiteRoot(m.value().suite);
+    if (root.empty()) continue;
+    cases.push_back({name, m.value(), root + "/" + m.value().file});
+  }
+  ASSERT_FALSE(cases.empty());
+  std::shared_ptr<Device> device = Device::Create("m1").value();
+  constexpr int kThreads = 4;
+  std::vector<std::vector<std::string>> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < cases.size(); ++i) {
+        // Thread t starts a quarter further on, and goes backwards when odd.
+        const size_t k = (i + t * cases.size() / kThreads) % cases.size();
+        const Case& c = cases[t % 2 == 0 ? k : cases.size() - 1 - k];
+        std::string diff = RunFrom(*device, c.manifest, kReference / c.name,
+                                   c.py, std::nullopt);
+        if (!diff.empty()) failures[t].push_back(c.name + ": " + diff);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_TRUE(failures[t].empty())
+        << "thread " << t << ": " << failures[t].size() << " of "
+        << cases.size() << " launches differ; the first: " << failures[t][0];
   }
 }
 
