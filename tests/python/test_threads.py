@@ -233,6 +233,31 @@ def test_a_chip_set_in_a_block_is_the_blocks_alone():
             pass
 
 
+def test_autotune_tunes_each_key_once_per_chip(capfd, monkeypatch):
+    configs = [triton_metal.Config({"BLOCK": b}) for b in (64, 256, 1024)]
+    tuned = triton_metal.autotune(configs=configs, key=["n"])(kernels.copy_kernel)
+    monkeypatch.setenv("TRITON_METAL_DEBUG", "1")
+    capfd.readouterr()
+
+    def work(chip):
+        def launch():
+            with triton_metal.chip(chip):
+                for _ in range(3):
+                    n = 8192
+                    src = np.arange(n, dtype=np.float32)
+                    dst = np.zeros(n, np.float32)
+                    tuned[lambda m: (triton_metal.cdiv(n, m["BLOCK"]),)](src, dst, n)
+                    np.testing.assert_array_equal(dst, src)
+        return launch
+
+    run_threads({f"{chip} {i}": work(chip) for chip in ("m1", "m3") for i in range(3)})
+    tuned_lines = [l for l in capfd.readouterr().err.splitlines() if "autotune copy_kernel" in l]
+    # Six threads, two chips, one key: two tunings.
+    assert len(tuned_lines) == 2, tuned_lines
+    autotune_dir = os.path.join(os.environ["TRITON_METAL_CACHE_DIR"], "autotune")
+    assert len([f for f in os.listdir(autotune_dir) if f.endswith(".json")]) == 2
+
+
 SPIN = '''
 import sys, threading, time
 import numpy as np

@@ -67,8 +67,8 @@ class Autotuner(KernelInterface):
         self.perf_model = prune.get("perf_model")
         self.top_k = prune.get("top_k", 1.0)
         self.early_config_prune = prune.get("early_config_prune")
-        self.cache = {}  # key: the config chosen
-        self._chosen = launch_context.OncePerKey(self.cache)
+        self.cache = {}  # key: the config chosen last (Triton's attribute)
+        self._chosen = launch_context.OncePerKey()  # (chip, key): config
         self.best_config = None
         self.cache_results = cache_results
         self.__name__ = getattr(fn, "__name__", "kernel")
@@ -179,8 +179,11 @@ class Autotuner(KernelInterface):
     def run(self, *args, grid, warmup, **kwargs):
         named = self._named(args, kwargs)
         key = tuple(_key_part(named[k]) for k in self.keys if k in named)
-        # Threads asking for one key at once: one of them tunes.
-        config = self._chosen.get(key, lambda: self._choose(key, args, kwargs, grid, named))
+        # Per chip (threads may run on different ones: device.chip()); of
+        # the threads asking for one key at once, one tunes.
+        config = self._chosen.get((_device.get_chip(), key),
+                                  lambda: self._choose(key, args, kwargs, grid, named))
+        self.cache[key] = config
         self.best_config = config
         current = dict(kwargs)
         current.update(config.all_kwargs())

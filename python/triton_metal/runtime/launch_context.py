@@ -73,11 +73,10 @@ def kernel_checks(checks="all"):
 
 class OncePerKey:
     """Values made once per key however many threads ask at once: the first
-    makes it, the others wait for it and share it. `values` is the plain
-    dict of what was made (an autotuner's `cache`, as Triton's)."""
+    makes it, the others wait for it and share it."""
 
-    def __init__(self, values=None):
-        self.values = {} if values is None else values
+    def __init__(self):
+        self.values = {}
         self._lock = threading.Lock()
         self._making = {}
 
