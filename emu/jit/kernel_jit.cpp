@@ -22,10 +22,15 @@ namespace mtlemu::emu {
 namespace {
 
 // One LLJIT for the process, made on first use; it compiles for the host
-// CPU. Its methods are thread-safe.
+// CPU. Its methods are thread-safe, but without compile threads of its own
+// it compiles on the thread that looks a symbol up, with one TargetMachine
+// for all of them (LLJIT's SimpleCompiler): two host threads compiling at
+// once corrupt its state ("Unterminated .bundle_lock"). So compiles, and
+// the removal of compiled code, take turns.
 struct Jit {
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   std::string error;
+  std::mutex mutex;
 };
 
 Jit& TheJit() {
@@ -59,7 +64,9 @@ Jit& TheJit() {
 struct KernelCode {
   llvm::orc::ResourceTrackerSP tracker;
   ~KernelCode() {
-    if (tracker) llvm::consumeError(tracker->remove());
+    if (!tracker) return;
+    std::lock_guard<std::mutex> lock(TheJit().mutex);
+    llvm::consumeError(tracker->remove());
   }
 };
 
@@ -152,6 +159,9 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
     return false;
   }
   auto code = std::make_shared<KernelCode>();
+  // From here to the last lookup (where the module is compiled). (Made
+  // after `code`, so that a failure unlocks before ~KernelCode locks.)
+  std::unique_lock<std::mutex> lock(jit.mutex);
   code->tracker = jit.lljit->getMainJITDylib().createResourceTracker();
   if (llvm::Error e = jit.lljit->addIRModule(
           code->tracker,
@@ -187,6 +197,7 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
     if (address == nullptr) return false;
     phase.run = reinterpret_cast<JitPhaseRun>(address);
   }
+  lock.unlock();
   for (size_t i = 0; i < runs.size(); ++i) {
     DecodedInstruction& d = kernel.code[runs[i].begin];
     d.jit = found[i];

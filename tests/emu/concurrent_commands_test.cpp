@@ -265,6 +265,47 @@ TEST_F(ConcurrentCommandsTest, EachCommandBufferRunsWithItsOwnSettings) {
   for (std::thread& t : threads) t.join();
 }
 
+// Pipelines made on several threads at once, each compiling its kernel
+// with the JIT (one LLVM for the process): each runs right.
+TEST_F(ConcurrentCommandsTest, ThreadsCompilePipelinesAtOnce) {
+  device_->options().executor = emu::Executor::kJit;
+  Result<std::shared_ptr<Function>> function = pipelines_.at("vector_add")
+                                                   ->function()
+                                                   .library()
+                                                   .newFunction("vector_add");
+  ASSERT_TRUE(function.ok());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 6; ++i) {
+        Result<std::shared_ptr<ComputePipelineState>> pipeline =
+            device_->newComputePipelineState(function.value());
+        ASSERT_TRUE(pipeline.ok()) << pipeline.error().message;
+        const uint32_t n = 1000 + 100 * t + i;
+        std::vector<float> a(n, 1.5f), b(n, static_cast<float>(t));
+        std::vector<float> out(n);
+        auto bufs = std::vector<std::shared_ptr<Buffer>>{
+            NewBuffer(a.data(), n * 4), NewBuffer(b.data(), n * 4),
+            device_->newBufferWithBytesNoCopy(out.data(), n * 4).value(),
+            NewBuffer(&n, 4)};
+        auto commands = device_->newCommandQueue()->commandBuffer();
+        auto encoder = commands->computeCommandEncoder();
+        encoder->setComputePipelineState(pipeline.value());
+        for (size_t k = 0; k < bufs.size(); ++k) {
+          ASSERT_TRUE(encoder->setBuffer(bufs[k], 0, static_cast<int>(k)).ok());
+        }
+        ASSERT_TRUE(encoder->dispatchThreads({n, 1, 1}, {256, 1, 1}).ok());
+        encoder->endEncoding();
+        commands->commit();
+        ASSERT_EQ(commands->error(), nullptr) << commands->error()->message;
+        EXPECT_EQ(commands->dispatches().at(0).executor_note, "");
+        for (uint32_t j = 0; j < n; ++j) ASSERT_EQ(out[j], 1.5f + t);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
 // A dispatch sees the buffers mapped when it starts; buffers made and
 // released later do not move them, and a released buffer's bytes stay
 // readable for as long as a map that holds them is in use.
