@@ -78,3 +78,13 @@ def accumulate(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def folded_store(out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr + offs % 16, offs.to(tl.float32))  # racy: 8 lanes a slot
+
+
+# Python names that MSL reserves or that share a long prefix, as Triton's
+# tests and libraries use them.
+@triton_metal.jit
+def kernel(device, threadgroup, expert_to_token_index, expert_to_token_index_stride_0,
+           parameter_name_with_forty_characters_abc, half: tl.constexpr):
+    offs = tl.arange(0, half)
+    x = tl.load(device + offs * expert_to_token_index_stride_0)
+    tl.store(threadgroup + offs, x * expert_to_token_index + parameter_name_with_forty_characters_abc)

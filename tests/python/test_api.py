@@ -116,6 +116,17 @@ def test_scalars_are_typed_as_triton_types_them():
     assert "%n" not in ttir1.split("{")[0]
 
 
+def test_python_names_msl_reserves_or_cuts_short():
+    # A kernel named `kernel`, parameters named `device` and `threadgroup`,
+    # and two that share their first 21 characters.
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    compiled = kernels.kernel[(1,)](x, out, 3.0, 4, 0.5, half=16)
+    np.testing.assert_array_equal(out, x[::4] * 3.0 + 0.5)
+    assert compiled.name == "kernel"
+    assert '[[host_name("kernel")]]' in compiled.asm["msl"]
+
+
 def test_compiled_kernels_are_cached_per_specialization():
     x = np.ones(64, np.float32)
     out = np.zeros(64, np.float32)
