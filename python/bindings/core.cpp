@@ -335,8 +335,14 @@ PYBIND11_MODULE(_core, m) {
   main_thread = py::cast<unsigned long>(
       py::module_::import("threading").attr("main_thread")().attr("ident"));
 
+  // Triton's hierarchy: TritonError, and CompilationError under it
+  // (runtime/errors.py adds the others).
+  // (A new reference the process keeps, as the exception types below.)
+  static PyObject* triton_error = PyErr_NewException(
+      "triton_metal._core.TritonError", PyExc_Exception, nullptr);
+  m.attr("TritonError") = py::handle(triton_error);
   static py::exception<CompileFailure> compile_error(m, "CompilationError",
-                                                     PyExc_Exception);
+                                                     triton_error);
   static py::exception<LaunchFailure> launch_error(m, "LaunchError",
                                                    PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {

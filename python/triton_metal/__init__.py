@@ -18,7 +18,9 @@ from . import language  # noqa: F401
 from .language.core import cdiv  # noqa: F401
 from .runtime import (  # noqa: F401
     CompilationError, Config, JITFunction, KernelError, OutOfResources,
-    autotune, heuristics, jit, profile)
+    TritonError, autotune, heuristics, jit, profile)
+from .runtime.reinterpret import TensorWrapper, reinterpret  # noqa: F401
+from . import knobs  # noqa: F401
 from .runtime.device import chip, chips, get_chip, get_device_properties, set_chip  # noqa: F401
 from .runtime.launch_context import kernel_checks  # noqa: F401
 from . import runtime, testing  # noqa: F401
@@ -36,7 +38,3 @@ def set_allocator(allocator):
     """Accepted for Triton's host descriptors and scratch memory; kernels
     here need no allocator."""
     return None
-
-
-class TritonError(Exception):
-    pass

@@ -14,6 +14,32 @@ from .core import (  # noqa: F401
     uint32, uint64, void)
 
 
+# Triton's short type names (as signatures and type_canonicalisation_dict
+# spell them) to dtypes.
+_SHORT_NAMES = {
+    "fp8e4nv": float8e4nv, "fp8e4b8": float8e4b8, "fp8e5": float8e5,
+    "fp8e5b16": float8e5b16, "fp8e4b15": float8e4b15, "fp16": float16,
+    "bf16": bfloat16, "fp32": float32, "fp64": float64, "i1": int1, "i8": int8,
+    "i16": int16, "i32": int32, "i64": int64, "u1": int1, "u8": uint8,
+    "u16": uint16, "u32": uint32, "u64": uint64, "B": int1, "void": void,
+}
+
+
+def str_to_ty(name, c=None):
+    """The dtype a signature string names: "fp16", "i32", "*fp32" (a
+    pointer), "*kfp32" (a pointer to constant data), "constexpr"."""
+    if isinstance(name, tuple):
+        return tuple_type([str_to_ty(x, c) for x in name])
+    if name.startswith("*"):
+        const = name.startswith("*k")
+        return pointer_type(str_to_ty(name[2:] if const else name[1:], c), const=const)
+    if name.startswith("constexpr"):
+        return constexpr(c)
+    if name not in _SHORT_NAMES:
+        raise KeyError(f"'{name}' is not a Triton type name")
+    return _SHORT_NAMES[name]
+
+
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)

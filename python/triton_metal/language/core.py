@@ -33,13 +33,41 @@ def _unwrap(v):
 
 
 class dtype:
-    """A Triton scalar type; `name` is Triton's (`fp16`, `int32`...)."""
+    """A Triton scalar type; `name` is Triton's (`fp16`, `int32`...), and
+    the attributes and predicates are Triton's, for host code that asks
+    them (tests, libraries choosing a path by type)."""
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16",
+                "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
+
+    class KIND:
+        BOOLEAN = 0
+        INTEGRAL = 1
+        FLOATING = 2
+
+    class SIGNEDNESS:
+        SIGNED = 0
+        UNSIGNED = 1
 
     def __init__(self, name):
+        name = _unwrap(name)
+        if not dtype.is_dtype(name) and not name.startswith("*"):
+            raise ValueError(f"'{name}' is not a Triton type")
         self.name = name
+        if name in dtype.SINT_TYPES or name in dtype.UINT_TYPES:
+            self.int_signedness = (dtype.SIGNEDNESS.SIGNED if name in dtype.SINT_TYPES
+                                   else dtype.SIGNEDNESS.UNSIGNED)
+            self.int_bitwidth = _BITS[name]
+            self.primitive_bitwidth = self.int_bitwidth
+        elif name in dtype.FP_TYPES:
+            self.fp_mantissa_width, self.exponent_bias = _FLOAT_FORMATS[name]
+            self.primitive_bitwidth = _BITS[name]
 
     def __repr__(self):
-        return f"triton.language.{_LONG_NAMES.get(self.name, self.name)}"
+        return f"triton.language.{self.codegen_name()}"
 
     def __str__(self):
         return self.name
@@ -50,27 +78,114 @@ class dtype:
     def __hash__(self):
         return hash(("dtype", self.name))
 
+    def codegen_name(self):
+        return _LONG_NAMES.get(self.name, self.name)
+
     @property
-    def primitive_bitwidth(self):
-        return _BITS[self.name]
+    def cache_key_part(self):
+        return self.name
+
+    @property
+    def scalar(self):
+        return self
 
     def is_floating(self):
-        return self.name.startswith(("fp", "bf"))
+        return self.name in dtype.FP_TYPES
 
-    def is_int(self):
-        return self.name.startswith(("int", "uint"))
+    def is_standard_floating(self):
+        return self.name in dtype.STANDARD_FP_TYPES
+
+    def is_fp8(self):
+        return self.name.startswith("fp8")
 
     def is_int_signed(self):
-        return self.name.startswith("int")
+        return self.name in dtype.SINT_TYPES
+
+    def is_int_unsigned(self):
+        return self.name in dtype.UINT_TYPES
+
+    def is_int(self):
+        return self.is_int_signed() or self.is_int_unsigned()
 
     def is_bool(self):
         return self.name == "int1"
 
+    def kind(self):
+        if self.is_bool():
+            return dtype.KIND.BOOLEAN
+        return dtype.KIND.INTEGRAL if self.is_int() else dtype.KIND.FLOATING
+
+    def get_int_max_value(self):
+        if self.is_int_signed():
+            return 2 ** (self.int_bitwidth - 1) - 1
+        if self.is_int_unsigned():
+            return 2 ** self.int_bitwidth - 1
+        raise TypeError(f"{self.name} is not an integer type")
+
+    def get_int_min_value(self):
+        if self.is_int_signed():
+            return -2 ** (self.int_bitwidth - 1)
+        if self.is_int_unsigned():
+            return 0
+        raise TypeError(f"{self.name} is not an integer type")
+
+    @staticmethod
+    def is_dtype(type_str):
+        return type_str in (dtype.SINT_TYPES + dtype.UINT_TYPES + dtype.FP_TYPES
+                            + dtype.OTHER_TYPES)
+
+    def is_void(self):
+        return self.name == "void"
+
+    def is_block(self):
+        return False
+
+    def is_ptr(self):
+        return False
+
+    def is_const(self):
+        return False
+
+    def to_ir(self, builder):
+        raise RuntimeError("dtype.to_ir: triton_metal builds no IR in Python")
+
+
+def _type_predicate(type_name):
+    return lambda self: self.name == type_name
+
+
+# dtype.is_fp16(), is_bf16(), is_int32(), is_uint8(), is_fp8e4nv()...
+for _name, _method in [("fp8e4nv", "is_fp8e4nv"), ("fp8e4b8", "is_fp8e4b8"),
+                       ("fp8e4b15", "is_fp8e4b15"), ("fp8e5", "is_fp8e5"),
+                       ("fp8e5b16", "is_fp8e5b16"), ("fp16", "is_fp16"),
+                       ("bf16", "is_bf16"), ("fp32", "is_fp32"), ("fp64", "is_fp64"),
+                       ("int1", "is_int1"), ("int8", "is_int8"), ("int16", "is_int16"),
+                       ("int32", "is_int32"), ("int64", "is_int64"),
+                       ("uint8", "is_uint8"), ("uint16", "is_uint16"),
+                       ("uint32", "is_uint32"), ("uint64", "is_uint64")]:
+    setattr(dtype, _method, _type_predicate(_name))
+
 
 class pointer_type(dtype):
     def __init__(self, element_ty, address_space=1, const=False):
-        super().__init__(f"*{element_ty.name}")
+        super().__init__(f"*{'k' if const else ''}{element_ty.name}")
         self.element_ty = element_ty
+        self.address_space = address_space
+        self.const = const
+        self.primitive_bitwidth = 64
+
+    def __repr__(self):
+        return f"pointer<{self.element_ty}>"
+
+    def is_ptr(self):
+        return True
+
+    def is_const(self):
+        return self.const
+
+    @property
+    def scalar(self):
+        return self
 
 
 _BITS = {
@@ -78,6 +193,12 @@ _BITS = {
     "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64,
     "fp8e4nv": 8, "fp8e5": 8, "fp8e4b15": 8, "fp8e4b8": 8, "fp8e5b16": 8,
     "fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64,
+}
+# Mantissa bits and exponent bias of each float type.
+_FLOAT_FORMATS = {
+    "fp8e4b15": (3, 15), "fp8e4nv": (3, 7), "fp8e4b8": (3, 8), "fp8e5": (2, 15),
+    "fp8e5b16": (2, 16), "fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127),
+    "fp64": (52, 1023),
 }
 _LONG_NAMES = {
     "int1": "int1", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
@@ -136,11 +257,52 @@ class tensor:
 
 
 class block_type(dtype):
-    pass
+    """A block's type: its element type and shape."""
+
+    def __init__(self, element_ty, shape):
+        super().__init__(element_ty.name)
+        self.element_ty = element_ty
+        self.shape = tuple(_unwrap(s) for s in shape)
+        self.numel = 1
+        for s in self.shape:
+            self.numel *= s
+
+    def __repr__(self):
+        return f"<{list(self.shape)}, {self.element_ty}>"
+
+    def is_block(self):
+        return True
+
+    def get_block_shapes(self):
+        return self.shape
+
+    @property
+    def scalar(self):
+        return self.element_ty
 
 
 class tuple_type:
-    pass
+    """A tuple's type: its element types (and field names, for named
+    tuples)."""
+
+    def __init__(self, types=(), fields=None):
+        self.types = list(types)
+        self.fields = fields or [""] * len(self.types)
+
+    def __iter__(self):
+        return iter(self.types)
+
+    def __getitem__(self, i):
+        return self.types[i]
+
+    def __len__(self):
+        return len(self.types)
+
+    def __eq__(self, other):
+        return isinstance(other, tuple_type) and self.types == other.types
+
+    def __repr__(self):
+        return f"({', '.join(repr(t) for t in self.types)})"
 
 
 class tensor_descriptor:

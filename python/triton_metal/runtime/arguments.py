@@ -3,6 +3,7 @@ pointers to their own memory (no copy; a strided view is passed as the
 span of memory it covers, so the kernel sees the bytes and strides a GPU
 would); numbers are typed as Triton types them."""
 from ..language import core as tlc
+from .reinterpret import TensorWrapper
 
 _NUMPY_DTYPES = {
     "float32": "fp32", "float16": "fp16", "int32": "int32", "int64": "int64",
@@ -93,6 +94,22 @@ def _torch_pointer(name, t):
     return Pointer(dtype, start, nbytes, offset, t)
 
 
+def _reinterpreted(name, w):
+    """A TensorWrapper: its base's memory, as elements of its dtype (of the
+    same width)."""
+    p = classify(name, w.base)
+    if not isinstance(p, Pointer):
+        raise TypeError(f"argument '{name}': reinterpret() of something that is not an array")
+    want = tlc.dtype(w.dtype.name) if isinstance(w.dtype, tlc.dtype) else None
+    if want is None:
+        raise TypeError(f"argument '{name}': reinterpret() to {w.dtype!r}, not a Triton dtype")
+    if want.primitive_bitwidth != tlc.dtype(p.dtype).primitive_bitwidth:
+        raise TypeError(f"argument '{name}': reinterpret() of {p.dtype} data as "
+                        f"{want.name}, which is not as wide")
+    p.dtype = want.name
+    return p
+
+
 def classify(name, value):
     """What a launch passes for `value`: a Pointer, or (kind, value) with
     kind "int", "float", "bool", "none", "str", "dtype" (and the value as
@@ -116,6 +133,8 @@ def classify(name, value):
         return classify(name, value.value)
     if isinstance(value, tlc.dtype):
         return ("dtype", value.name)
+    if isinstance(value, TensorWrapper):
+        return _reinterpreted(name, value)
     module = t.__module__
     if module == "numpy":
         if hasattr(value, "__array_interface__") and t.__name__ == "ndarray":

@@ -1,5 +1,9 @@
-"""The exceptions triton_metal raises."""
+"""The exceptions triton_metal raises, in Triton's hierarchy: TritonError
+above CompilationError, OutOfResources and InterpreterError, so that code
+that catches Triton's catches these."""
 from .. import _core
+
+TritonError = _core.TritonError
 
 # A kernel that does not compile: the message names file:line:col, with the
 # source line, as Triton's CompilationError does.
@@ -19,7 +23,25 @@ class KernelError(RuntimeError):
         self.kind = kind
 
 
-class OutOfResources(Exception):
+class OutOfResources(TritonError):
     """A configuration the chip cannot run: more threadgroup memory than
     Metal's 32 KB, or more threads per threadgroup than the kernel's
-    register use allows. Autotune skips configs that raise it."""
+    register use allows. Autotune skips configs that raise it. Made with a
+    message, or as Triton makes it: (required, limit, name)."""
+
+    def __init__(self, *args):
+        if len(args) == 3:
+            required, limit, name = args
+            self.required, self.limit, self.name = required, limit, name
+            args = (f"out of resource: {name}, Required: {required}, "
+                    f"Hardware limit: {limit}",)
+        super().__init__(*args)
+
+
+class InterpreterError(TritonError):
+    """Triton's error of its interpreter mode (TRITON_INTERPRET=1), which
+    triton_metal has no use for: kernels always run on the emulated GPU."""
+
+
+class AutotunerError(TritonError):
+    pass

@@ -7,6 +7,7 @@ import inspect
 import json
 import linecache
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -19,6 +20,8 @@ from . import arguments
 from . import device as _device
 from . import launch_context
 from .errors import KernelError, OutOfResources
+from .reinterpret import TensorWrapper, reinterpret  # noqa: F401 (Triton's names here)
+from .._utils import type_canonicalisation_dict  # noqa: F401
 
 _MISSING = object()
 
@@ -155,6 +158,28 @@ def _nested_source(fn, file, text=None):
     return None
 
 
+def _with_function_source(fn, file, text, src):
+    """The module text (the file's, or `text`) with `fn`'s definition, from
+    its `def` line to its end, replaced by `src`, indented as it was."""
+    if text is None:
+        with open(file, encoding="utf-8") as f:
+            text = f.read()
+    lines = text.split("\n")
+    first = fn.__code__.co_firstlineno
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != fn.__name__:
+            continue
+        start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        if start != first and node.lineno != first:
+            continue
+        indent = lines[node.lineno - 1][:len(lines[node.lineno - 1]) -
+                                         len(lines[node.lineno - 1].lstrip())]
+        body = [indent + line if line else line for line in src.rstrip("\n").split("\n")]
+        lines[node.lineno - 1:node.end_lineno] = body
+        return "\n".join(lines)
+    raise TypeError(f"{fn.__name__}: its definition is not in {file}")
+
+
 def _referenced_names(code):
     names = set(code.co_names) | set(code.co_freevars)
     for c in code.co_consts:
@@ -191,6 +216,8 @@ class JITFunction(KernelInterface):
         self._compiled = launch_context.OncePerKey()  # specialization key: kernel
         self._source_info = None
         self._global_names = None
+        self._src = None  # the function's source, from `def` (src)
+        self._src_updated = False  # src set by _unsafe_update_src
 
     @staticmethod
     def _is_constexpr_annotation(a):
@@ -225,10 +252,30 @@ class JITFunction(KernelInterface):
                 text, file = "".join(lines), raw
             if "<locals>" in self.__qualname__:
                 text = _nested_source(self.fn, file, text)
+            if self._src_updated:
+                text = _with_function_source(self.fn, file, text, self._src)
             paths = [os.path.dirname(file)]
             paths += [p for p in sys.path if p and os.path.isdir(p) and p not in paths]
             self._source_info = (file, text, paths)
         return self._source_info
+
+    @property
+    def src(self):
+        """The function's source text, from its `def` line (as Triton's)."""
+        if self._src is None:
+            text = textwrap.dedent(inspect.getsource(self.fn))
+            start = re.search(r"^(async\s+)?def\s", text, re.MULTILINE)
+            self._src = text[start.start():] if start else text
+        return self._src
+
+    def _unsafe_update_src(self, new_src):
+        """Compiles `new_src` from now on in place of the function's own
+        source (Triton's tests patch a kernel's text so)."""
+        self._src = new_src
+        self._src_updated = True
+        self._source_info = None
+        self._global_names = None
+        self._compiled = launch_context.OncePerKey()
 
     def _globals(self):
         """The simple values (numbers, strings, None, dtypes, constexprs) of

@@ -1,0 +1,79 @@
+"""pytest -p triton_metal.pytest_plugin: run a Triton test suite on
+triton_metal, unchanged.
+
+Loaded before the tests are collected, it makes `import triton` mean
+triton_metal (triton_metal.compat), so that the suite's own conftest.py
+and test modules import this package; and it marks as skipped, with the
+reason, each test that asks for what Apple GPUs do not have, as
+`test_skips.txt` (next to this file) lists them: lines of
+`PATTERN  REASON`, PATTERN a test id with `*` (any text) and `?` (any
+character) as wildcards, brackets meaning themselves
+(`test_core.py::test_dot[*float64*]`, matched against the id's end), and
+`#` comments. `--triton-metal-skips FILE` adds a list of your own;
+`--triton-metal-every N` keeps every Nth test collected (a sample spread
+over every test function, the same in each pytest-xdist worker)."""
+import os
+import re
+
+from triton_metal import compat
+
+compat.install()
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def read_skip_list(path):
+    """[(pattern, reason)] of a skip list file."""
+    entries = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split(None, 1)
+            if len(parts) != 2:
+                raise ValueError(f"{path}:{number}: a pattern and its reason, "
+                                 f"separated by spaces, not '{line}'")
+            entries.append((_pattern(parts[0]), parts[1]))
+    return entries
+
+
+def _pattern(text):
+    """A compiled pattern: * and ? are wildcards, everything else literal;
+    it matches a test id's end."""
+    body = re.escape(text).replace(r"\*", ".*").replace(r"\?", ".")
+    return re.compile(f"(^|.*[/:]){body}$" if not text.startswith("*") else f"{body}$")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--triton-metal-skips", action="append", default=[],
+                     help="another skip list (lines of PATTERN REASON)")
+    parser.addoption("--triton-metal-every", type=int, default=1,
+                     help="run every Nth test collected")
+
+
+def pytest_configure(config):
+    files = [os.path.join(_HERE, "test_skips.txt")] + config.getoption("--triton-metal-skips")
+    config._triton_metal_skips = [e for f in files for e in read_skip_list(f)]
+
+
+def reason_to_skip(nodeid, entries):
+    for pattern, reason in entries:
+        if pattern.match(nodeid):
+            return reason
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+    every = config.getoption("--triton-metal-every")
+    if every > 1:
+        kept = items[::every]
+        chosen = set(id(i) for i in kept)
+        config.hook.pytest_deselected(items=[i for i in items if id(i) not in chosen])
+        items[:] = kept
+    entries = config._triton_metal_skips
+    for item in items:
+        reason = reason_to_skip(item.nodeid, entries)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=f"triton_metal: {reason}"))
