@@ -12,6 +12,8 @@ packages=(
   llvm-16-dev libclang-16-dev libclang-cpp16-dev clang-16
   # The triton_metal Python package (python/) and its tests.
   python3-dev pybind11-dev python3-numpy python3-pytest python3-torch
+  # bench/triton_test_suite.py: Triton's own tests across processes.
+  python3-pytest-xdist python3-pytest-timeout
   # bench/peer_bench.cpp: PoCL through the OpenCL ICD loader.
   ocl-icd-opencl-dev pocl-opencl-icd
 )
