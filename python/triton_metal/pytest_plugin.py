@@ -9,7 +9,10 @@ reason, each test that asks for what Apple GPUs do not have, as
 `PATTERN  REASON`, PATTERN a test id with `*` (any text) and `?` (any
 character) as wildcards, brackets meaning themselves
 (`test_core.py::test_dot[*float64*]`, matched against the id's end), and
-`#` comments. `--triton-metal-skips FILE` adds a list of your own;
+`#` comments. A line `raised:TEXT  REASON` skips, after the fact, a test
+that fails with an error whose message holds TEXT (float64 data is refused
+where the test makes it, whatever its id says). `--triton-metal-skips
+FILE` adds a list of your own;
 `--triton-metal-every N` keeps every Nth test collected (a sample spread
 over every test function, the same in each pytest-xdist worker)."""
 import os
@@ -34,7 +37,10 @@ def read_skip_list(path):
             if len(parts) != 2:
                 raise ValueError(f"{path}:{number}: a pattern and its reason, "
                                  f"separated by spaces, not '{line}'")
-            entries.append((_pattern(parts[0]), parts[1]))
+            if parts[0].startswith("raised:"):
+                entries.append((parts[0][len("raised:"):], parts[1]))
+            else:
+                entries.append((_pattern(parts[0]), parts[1]))
     return entries
 
 
@@ -59,9 +65,32 @@ def pytest_configure(config):
 
 def reason_to_skip(nodeid, entries):
     for pattern, reason in entries:
-        if pattern.match(nodeid):
+        if not isinstance(pattern, str) and pattern.match(nodeid):
             return reason
     return None
+
+
+def reason_to_skip_raised(message, entries):
+    for text, reason in entries:
+        if isinstance(text, str) and text in message:
+            return reason
+    return None
+
+
+def pytest_runtest_makereport(item, call):
+    """A test that failed with an error a `raised:` line names is a skip,
+    with that line's reason."""
+    if call.when != "call" or call.excinfo is None:
+        return None
+    import pytest
+    reason = reason_to_skip_raised(str(call.excinfo.value), item.config._triton_metal_skips)
+    if reason is None or call.excinfo.errisinstance(pytest.skip.Exception):
+        return None
+    from _pytest.reports import TestReport
+    report = TestReport.from_item_and_call(item, call)
+    report.outcome = "skipped"
+    report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: triton_metal: {reason}")
+    return report
 
 
 def pytest_collection_modifyitems(config, items):

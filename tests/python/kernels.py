@@ -88,3 +88,9 @@ def kernel(device, threadgroup, expert_to_token_index, expert_to_token_index_str
     offs = tl.arange(0, half)
     x = tl.load(device + offs * expert_to_token_index_stride_0)
     tl.store(threadgroup + offs, x * expert_to_token_index + parameter_name_with_forty_characters_abc)
+
+
+@triton_metal.jit
+def shift_right(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) >> tl.load(y_ptr + offs))

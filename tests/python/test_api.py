@@ -127,6 +127,21 @@ def test_python_names_msl_reserves_or_cuts_short():
     assert '[[host_name("kernel")]]' in compiled.asm["msl"]
 
 
+def test_right_shift_is_arithmetic_when_the_left_operand_is_signed():
+    # As Triton: int8 >> uint32 is computed in uint32, the shift arithmetic
+    # (the left operand is signed), so the sign bits come in.
+    rng = np.random.default_rng(5)
+    x = rng.integers(-128, 128, 64).astype(np.int8)
+    y = rng.integers(0, 32, 64).astype(np.uint32)
+    out = np.zeros(64, np.uint32)
+    kernels.shift_right[(1,)](x, y, out, N=64)
+    np.testing.assert_array_equal(out, (x.astype(np.int32) >> y.astype(np.int32)).astype(np.uint32))
+    # Unsigned on the left: the logical shift.
+    u = rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32)
+    kernels.shift_right[(1,)](u, y, out, N=64)
+    np.testing.assert_array_equal(out, u >> y)
+
+
 def test_compiled_kernels_are_cached_per_specialization():
     x = np.ones(64, np.float32)
     out = np.zeros(64, np.float32)

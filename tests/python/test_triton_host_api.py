@@ -176,6 +176,15 @@ def test_the_pytest_plugin_runs_a_triton_test_file_with_its_skip_list(tmp_path):
             y = np.zeros_like(x)
             kernel[(1,)](x, y, N=16)
             np.testing.assert_array_equal(y, x * 2)
+
+
+        def test_makes_doubles():
+            x = np.arange(16.0)  # float64, though the id does not say so
+            kernel[(1,)](x, x, N=16)
+
+
+        def test_fails():
+            assert False, "a real failure stays one"
         '''))
     (tmp_path / "mine.txt").write_text("test_user.py::test_double[int32]  not today\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
@@ -183,6 +192,8 @@ def test_the_pytest_plugin_runs_a_triton_test_file_with_its_skip_list(tmp_path):
                         "-p", "no:cacheprovider", "-rs", "--triton-metal-skips",
                         str(tmp_path / "mine.txt"), "test_user.py"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "1 passed, 2 skipped" in r.stdout
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "1 failed, 1 passed, 3 skipped" in r.stdout, r.stdout
+    assert "a real failure stays one" in r.stdout
     assert "Apple GPUs have no float64" in r.stdout and "not today" in r.stdout
+    assert "the test makes float64 data" in r.stdout

@@ -638,7 +638,14 @@ Tensor Semantic::Binary(BinaryOp op, const PyValue& av, const PyValue& bv) {
       auto [a, b] = CheckBitwise(av, bv);
       OpCode code = OpCode::kShLI;
       if (op == BinaryOp::kShr) {
-        code = a.dtype->is_int_signed() ? OpCode::kShRSI : OpCode::kShRUI;
+        // As Triton's tensor.__rshift__ (__rrshift__ for a number on the
+        // left): the tensor's own signedness, before the operands are
+        // promoted, picks the arithmetic or the logical shift, so int8 >>
+        // uint32 shifts arithmetically in uint32.
+        const DType* own = av.is_tensor()   ? av.tensor().dtype
+                           : bv.is_tensor() ? bv.tensor().dtype
+                                            : a.dtype;
+        code = own->is_int_signed() ? OpCode::kShRSI : OpCode::kShRUI;
       }
       return Make(b_.Create1(code, {a.handle, b.handle}, a.handle->type()),
                   a.dtype, a.shape);
