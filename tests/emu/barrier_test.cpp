@@ -6,34 +6,18 @@
 #include <vector>
 
 #include "tests/support/kernel_harness.h"
+#include "tests/support/test_kernels.h"
 
 namespace mtlemu {
 namespace {
 
 using testing::KernelHarness;
 
-// Each threadgroup of 256 threads (8 SIMD groups) reverses its slice of
-// `in` through threadgroup memory: every SIMD group reads what others wrote.
-constexpr char kReverse[] = R"(
-.kernel reverse
-.buffer 0 u0 device float in
-.buffer 1 u2 device float out
-.threadgroup_memory 1024
-    mov.u32 r0, %thread_position_in_grid.x
-    mov.u32 r1, %thread_index_in_threadgroup
-    ld.device.f32 r2, [u0 + r0*4]
-    st.threadgroup.f32 [r1*4], r2
-    threadgroup_barrier.mem_threadgroup
-    sub.u32 r3, 255, r1
-    ld.threadgroup.f32 r4, [r3*4]
-    st.device.f32 [u2 + r0*4], r4
-    exit
-.end
-)";
+using testing::kReverseIsa;  // (tests/support/test_kernels.h)
 
 TEST(Barrier, SimdGroupsExchangeThroughThreadgroupMemory) {
   const uint32_t n = 256 * 16;
-  KernelHarness h(kReverse);
+  KernelHarness h(kReverseIsa);
   ASSERT_TRUE(h.status().ok()) << h.status().error().message;
   std::vector<float> in(n);
   for (uint32_t i = 0; i < n; ++i) in[i] = static_cast<float>(i) * 0.5f;

@@ -22,27 +22,13 @@
 #include "emu/device/compute_command_encoder.h"
 #include "emu/device/device.h"
 #include "emu/memory/device_memory.h"
+#include "tests/support/test_kernels.h"
 
 namespace mtlemu {
 namespace {
 
-// With examples/vector_add.s.
+// With examples/vector_add.s, and test_kernels.h's reverse and spin.
 constexpr char kKernels[] = R"(
-.kernel reverse
-.buffer 0 u0 device float in
-.buffer 1 u2 device float out
-.threadgroup_memory 1024
-    mov.u32 r0, %thread_position_in_grid.x
-    mov.u32 r1, %thread_index_in_threadgroup
-    ld.device.f32 r2, [u0 + r0*4]
-    st.threadgroup.f32 [r1*4], r2
-    threadgroup_barrier.mem_threadgroup
-    sub.u32 r3, 255, r1
-    ld.threadgroup.f32 r4, [r3*4]
-    st.device.f32 [u2 + r0*4], r4
-    exit
-.end
-
 .kernel count
 .buffer 0 u0 device uint total
     atomic_add.device.u32 r1, [u0], 1
@@ -58,11 +44,6 @@ constexpr char kKernels[] = R"(
     exit
 .end
 
-.kernel spin
-.buffer 0 u0 device int out
-loop:
-    br loop
-.end
 )";
 
 class ConcurrentCommandsTest : public ::testing::Test {
@@ -74,7 +55,8 @@ class ConcurrentCommandsTest : public ::testing::Test {
     std::ifstream example(std::string(MTLEMU_SOURCE_DIR) +
                           "/examples/vector_add.s");
     std::stringstream text;
-    text << example.rdbuf() << kKernels;
+    text << example.rdbuf() << testing::kReverseIsa << testing::kSpinIsa
+         << kKernels;
     Result<std::shared_ptr<Library>> library =
         device_->newLibraryWithISA(text.str(), "kernels.s");
     ASSERT_TRUE(library.ok()) << library.error().message;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tests/support/kernel_harness.h"
+#include "tests/support/test_kernels.h"
 
 namespace mtlemu {
 namespace {
@@ -217,13 +218,7 @@ TEST(ControlFlow, TrapFaultsTheLaneThatReachesIt) {
   for (int i = 32; i < 64; ++i) EXPECT_EQ(out[i], i) << i;
 }
 
-constexpr char kInfiniteLoop[] = R"(
-.kernel spin
-.buffer 0 u0 device int out
-loop:
-    br loop
-.end
-)";
+constexpr const char* kInfiniteLoop = testing::kSpinIsa;
 
 // Runs `kernel` on 64 threads in threadgroups of `group` with a 200 ms
 // timeout, which must stop it.

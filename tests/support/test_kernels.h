@@ -33,4 +33,33 @@ kernel void vector_add(__global const float* a [[buffer(0)]],
 }
 )";
 
+// Each threadgroup of 256 threads (8 SIMD groups) reverses its slice of
+// `in` through threadgroup memory: every SIMD group reads what others wrote
+// after a threadgroup_barrier.
+inline constexpr char kReverseIsa[] = R"(
+.kernel reverse
+.buffer 0 u0 device float in
+.buffer 1 u2 device float out
+.threadgroup_memory 1024
+    mov.u32 r0, %thread_position_in_grid.x
+    mov.u32 r1, %thread_index_in_threadgroup
+    ld.device.f32 r2, [u0 + r0*4]
+    st.threadgroup.f32 [r1*4], r2
+    threadgroup_barrier.mem_threadgroup
+    sub.u32 r3, 255, r1
+    ld.threadgroup.f32 r4, [r3*4]
+    st.device.f32 [u2 + r0*4], r4
+    exit
+.end
+)";
+
+// A kernel that never ends, for timeouts and interrupts.
+inline constexpr char kSpinIsa[] = R"(
+.kernel spin
+.buffer 0 u0 device int out
+loop:
+    br loop
+.end
+)";
+
 }  // namespace mtlemu::testing
