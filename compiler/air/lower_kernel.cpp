@@ -10,6 +10,7 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 
+#include <algorithm>
 #include <cassert>
 #include <string>
 #include <string_view>
@@ -25,6 +26,7 @@
 #include "compiler/air/register_allocation.h"
 #include "compiler/air/target_info.h"
 #include "compiler/air/vector_memory.h"
+#include "isa/occupancy.h"
 #include "isa/verifier.h"
 
 namespace mtlemu::air::internal {
@@ -103,8 +105,16 @@ Result<isa::Kernel> Lowering::Run() {
   if (Status s = Verified(kernel_, "memory scheduling"); !s.ok()) {
     return s.error();
   }
-  const Status allocated =
-      AllocateRegisters(kernel_, parts_, [this] { return NewVReg(); });
+  // A kernel declared for n threads must launch with n: its registers are
+  // budgeted (and the rest spilled) so that n fit.
+  const int budget =
+      decl_.max_total_threads_per_threadgroup == 0
+          ? kAllocatableRegisters
+          : std::min(kAllocatableRegisters,
+                     isa::MaxRegistersForThreads(
+                         decl_.max_total_threads_per_threadgroup));
+  const Status allocated = AllocateRegisters(
+      kernel_, parts_, [this] { return NewVReg(); }, budget);
   if (!allocated.ok()) return allocated.error();
   if (Status s = Verified(kernel_, "register allocation", false); !s.ok()) {
     return s.error();
@@ -112,8 +122,8 @@ Result<isa::Kernel> Lowering::Run() {
   if (kernel_.registers > kFullOccupancyRegisters) {
     SinkLoadsToUses(sunk, sunk_parts);
     if (Status s = Verified(sunk, "load sinking"); !s.ok()) return s.error();
-    const Status again =
-        AllocateRegisters(sunk, sunk_parts, [this] { return NewVReg(); });
+    const Status again = AllocateRegisters(
+        sunk, sunk_parts, [this] { return NewVReg(); }, budget);
     if (again.ok() && sunk.registers <= kFullOccupancyRegisters) {
       if (Status s = Verified(sunk, "register allocation", false); !s.ok()) {
         return s.error();

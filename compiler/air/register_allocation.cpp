@@ -346,11 +346,11 @@ struct Assignment {
 };
 
 // Linear scan over `intervals` (registers that never occur have start
-// kNone). Spills where kAllocatableRegisters do not suffice; registers of
-// infinite weight keep theirs (it fails only when those alone need more
-// than there are).
+// kNone). Spills where `budget` registers (at most kAllocatableRegisters)
+// do not suffice; registers of infinite weight keep theirs (it fails only
+// when those alone need more than there are).
 Result<Assignment> LinearScan(const std::vector<Interval>& intervals,
-                              const std::vector<int>& width) {
+                              const std::vector<int>& width, int budget) {
   const uint32_t count = static_cast<uint32_t>(intervals.size());
   std::vector<uint32_t> order;
   for (uint32_t v = 0; v < count; ++v) {
@@ -381,7 +381,7 @@ Result<Assignment> LinearScan(const std::vector<Interval>& intervals,
                                 }),
                  active.end());
     int found = -1;
-    for (int r = 0; r + width[v] <= kAllocatableRegisters; ++r) {
+    for (int r = 0; r + width[v] <= budget; ++r) {
       bool free = true;
       for (int k = 0; k < width[v]; ++k) free &= owner[r + k] == kNone;
       if (free) {
@@ -395,7 +395,7 @@ Result<Assignment> LinearScan(const std::vector<Interval>& intervals,
       int best = -1;
       double best_weight = kUnspillable;
       uint32_t best_end = 0;
-      for (int r = 0; r + width[v] <= kAllocatableRegisters; ++r) {
+      for (int r = 0; r + width[v] <= budget; ++r) {
         double weight = 0;
         uint32_t earliest = kNone;
         for (int k = 0; k < width[v]; ++k) {
@@ -419,8 +419,7 @@ Result<Assignment> LinearScan(const std::vector<Interval>& intervals,
         continue;
       }
       if (best < 0) {
-        return Error{"needs more than " +
-                     std::to_string(kAllocatableRegisters) +
+        return Error{"needs more than " + std::to_string(budget) +
                      " registers per thread for its spill code"};
       }
       for (int k = 0; k < width[v]; ++k) {
@@ -500,15 +499,17 @@ std::vector<int64_t> AssignSlots(isa::Kernel& kernel,
 }  // namespace
 
 Status AllocateRegisters(isa::Kernel& kernel, RegisterParts& parts,
-                         const std::function<uint32_t()>& new_vreg) {
+                         const std::function<uint32_t()>& new_vreg,
+                         int max_registers) {
+  const int budget = std::min(max_registers, kAllocatableRegisters);
   std::vector<bool> spill_code;  // per vreg: made by SpillToThreadMemory
   for (int round = 1;; ++round) {
     VirtualRegisters v = Collect(kernel, parts);
     Liveness liveness = ComputeLiveness(kernel, v, spill_code);
     const std::vector<uint32_t> rep =
         Coalesce(kernel, v, liveness.out_at, spill_code);
-    Result<Assignment> scan =
-        LinearScan(Intervals(kernel, v, liveness, rep, spill_code), v.width);
+    Result<Assignment> scan = LinearScan(
+        Intervals(kernel, v, liveness, rep, spill_code), v.width, budget);
     if (!scan.ok()) {
       return Error{"unsupported: kernel '" + kernel.name + "' " +
                    scan.error().message};
@@ -521,8 +522,7 @@ Status AllocateRegisters(isa::Kernel& kernel, RegisterParts& parts,
     }
     if (round == kMaxRounds) {
       return Error{"unsupported: kernel '" + kernel.name +
-                   "' still needs more than " +
-                   std::to_string(kAllocatableRegisters) +
+                   "' still needs more than " + std::to_string(budget) +
                    " registers per thread after " + std::to_string(round) +
                    " rounds of allocation and spilling"};
     }

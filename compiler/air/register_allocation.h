@@ -33,7 +33,12 @@ static_assert(kAllocatableRegisters <= isa::kMaxRegisters);
 // loads and stores around their uses and definitions; the registers those
 // use are made by `new_vreg` (parts of them added to `parts`). Fails only
 // when virtual register numbers run out or spilling does not settle.
+// `max_registers` (at most kAllocatableRegisters) lowers the budget: a
+// kernel that must launch with n threads gets
+// isa::MaxRegistersForThreads(n), and spills to fit it, as Apple's
+// compiler does for [[max_total_threads_per_threadgroup]].
 Status AllocateRegisters(isa::Kernel& kernel, RegisterParts& parts,
-                         const std::function<uint32_t()>& new_vreg);
+                         const std::function<uint32_t()>& new_vreg,
+                         int max_registers = kAllocatableRegisters);
 
 }  // namespace mtlemu::air

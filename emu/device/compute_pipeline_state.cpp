@@ -3,13 +3,10 @@
 #include <algorithm>
 
 #include "emu/chips/chip.h"
+#include "isa/occupancy.h"
 
 namespace mtlemu {
 namespace {
-
-// Register file bytes per core on Apple7/Apple8 (Mesa agx_occupancy.c
-// table: 104 half-registers per thread still allow 1024 threads).
-constexpr uint32_t kRegisterFileBytes = 1024 * 208;
 
 uint32_t MaxThreads(const isa::Kernel& kernel) {
   uint32_t limit = MetalLimits::kMaxThreadsPerThreadgroup;
@@ -17,9 +14,7 @@ uint32_t MaxThreads(const isa::Kernel& kernel) {
     limit = std::min(limit, kernel.max_total_threads_per_threadgroup);
   }
   if (kernel.registers > 0) {
-    const uint32_t by_registers =
-        kRegisterFileBytes / (static_cast<uint32_t>(kernel.registers) * 4);
-    limit = std::min(limit, std::max<uint32_t>(64, by_registers / 64 * 64));
+    limit = std::min(limit, isa::MaxThreadsForRegisters(kernel.registers));
   }
   return limit;
 }

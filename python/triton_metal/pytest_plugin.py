@@ -6,12 +6,15 @@ triton_metal (triton_metal.compat), so that the suite's own conftest.py
 and test modules import this package; and it marks as skipped, with the
 reason, each test that asks for what Apple GPUs do not have, as
 `test_skips.txt` (next to this file) lists them: lines of
-`PATTERN  REASON`, PATTERN a test id with `*` (any text) and `?` (any
+`PATTERN  REASON` (fields separated by two or more spaces), PATTERN a test id with `*` (any text) and `?` (any
 character) as wildcards, brackets meaning themselves
 (`test_core.py::test_dot[*float64*]`, matched against the id's end), and
 `#` comments. A line `raised:TEXT  REASON` skips, after the fact, a test
 that fails with an error whose message holds TEXT (float64 data is refused
-where the test makes it, whatever its id says). `--triton-metal-skips
+where the test makes it, whatever its id says). A line
+`if-missing:MODULE.NAME  PATTERN  REASON` skips PATTERN's tests only where
+MODULE lacks NAME (the tests whose own reference code needs a newer
+torch), and runs them where it has it. `--triton-metal-skips
 FILE` adds a list of your own;
 `--triton-metal-every N` keeps every Nth test collected (a sample spread
 over every test function, the same in each pytest-xdist worker)."""
@@ -25,6 +28,11 @@ compat.install()
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+# Fields of a skip list line: separated by two or more spaces, or tabs
+# (a `raised:` text may hold single spaces).
+_FIELDS = re.compile(r"\t+| {2,}")
+
+
 def read_skip_list(path):
     """[(pattern, reason)] of a skip list file."""
     entries = []
@@ -33,15 +41,37 @@ def read_skip_list(path):
             line = line.split("#", 1)[0].strip()
             if not line:
                 continue
-            parts = line.split(None, 1)
+            parts = _FIELDS.split(line, 1)
+            if parts[0].startswith("if-missing:"):
+                if len(parts) != 2 or len(_FIELDS.split(parts[1], 1)) != 2:
+                    raise ValueError(f"{path}:{number}: if-missing:MODULE.NAME, a pattern and its "
+                                     f"reason, separated by two spaces, not '{line}'")
+                if not _missing(parts[0][len("if-missing:"):]):
+                    continue
+                parts = _FIELDS.split(parts[1], 1)
             if len(parts) != 2:
                 raise ValueError(f"{path}:{number}: a pattern and its reason, "
-                                 f"separated by spaces, not '{line}'")
+                                 f"separated by two spaces, not '{line}'")
             if parts[0].startswith("raised:"):
                 entries.append((parts[0][len("raised:"):], parts[1]))
             else:
                 entries.append((_pattern(parts[0]), parts[1]))
     return entries
+
+
+def _missing(dotted):
+    """Whether MODULE.NAME (a module and an attribute path) is missing."""
+    import importlib
+    module, _, names = dotted.partition(".")
+    try:
+        value = importlib.import_module(module)
+    except ImportError:
+        return True
+    for name in names.split(".") if names else []:
+        if not hasattr(value, name):
+            return True
+        value = getattr(value, name)
+    return False
 
 
 def _pattern(text):

@@ -18,6 +18,7 @@
 #include "compiler/air/register_allocation.h"
 #include "compiler/msl_compiler.h"
 #include "isa/assembler.h"
+#include "isa/occupancy.h"
 #include "isa/printer.h"
 #include "isa/verifier.h"
 #include "tests/support/kernel_harness.h"
@@ -144,6 +145,58 @@ TEST(Spilling, AccumulatorsLiveAcrossALoop) {
         a = std::fma(a, x[k * kThreads + id], static_cast<float>(j) * 0.25f);
       }
       ASSERT_EQ(out[id * kValues + j], a) << "thread " << id << ", a" << j;
+    }
+  }
+}
+
+// A kernel declared [[max_total_threads_per_threadgroup(n)]] must launch
+// with n threads: 120 accumulators would take ~128 registers (384
+// threads), so for 1024 and 512 the allocator keeps to 52 and 104
+// registers (isa/occupancy.h) and spills the rest; the results are those
+// of the plain loop either way.
+TEST(Spilling, DeclaredThreadgroupSizeFitsByBudget) {
+  constexpr int kValues = 120;
+  for (int threads : {1024, 512}) {
+    std::string source = FloatsThroughALoop(
+        "declared", kValues,
+        [](int j) { return "float(id) + " + N(j) + ".0f"; },
+        "    const float v = x[k * 1024 + id];\n" + Lines(kValues, [](int j) {
+          return "    a" + N(j) + " = fma(a" + N(j) + ", v, " + N(j) +
+                 ".0f * 0.25f);";
+        }));
+    const std::string attribute =
+        "[[max_total_threads_per_threadgroup(" + N(threads) + ")]] ";
+    source.insert(source.find("kernel void"), attribute);
+    Result<isa::Module> m = CompileSpilling(source, "declared");
+    ASSERT_TRUE(m.ok());
+    const isa::Kernel& k = m.value().kernels.at(0);
+    EXPECT_LE(k.registers,
+              isa::MaxRegistersForThreads(static_cast<uint32_t>(threads)))
+        << Describe(k);
+    KernelHarness h(std::move(m), "declared");
+    ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+    EXPECT_GE(h.pipeline().maxTotalThreadsPerThreadgroup(),
+              static_cast<uint32_t>(threads));
+    const uint32_t n = 3;
+    std::vector<float> x(n * 1024);
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = static_cast<float>(static_cast<int>(i % 13) - 6) / 8.0f;
+    }
+    h.SetBuffer(0, x);
+    h.SetBuffer(1, std::vector<float>(kValues * threads, -1.0f));
+    h.SetBytes(2, n);
+    ASSERT_TRUE(Runs(h, {static_cast<uint64_t>(threads)},
+                     {static_cast<uint64_t>(threads)}));
+    const std::vector<float> out = h.Read<float>(1);
+    for (int id = 0; id < threads; ++id) {
+      for (int j = 0; j < kValues; ++j) {
+        float a = static_cast<float>(id) + static_cast<float>(j);
+        for (uint32_t kk = 0; kk < n; ++kk) {
+          a = std::fma(a, x[kk * 1024 + id], static_cast<float>(j) * 0.25f);
+        }
+        ASSERT_EQ(out[id * kValues + j], a)
+            << threads << " threads: thread " << id << ", a" << j;
+      }
     }
   }
 }

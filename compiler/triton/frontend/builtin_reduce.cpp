@@ -42,6 +42,13 @@ PyValue HandlekDot(BuiltinCall& call) {
   Semantic& sem = call.sem();
   Tensor a = call.AsTensor(0), b = call.AsTensor(1);
   if (!a.is_block() || !b.is_block()) Fail("tl.dot needs two blocks");
+  if (a.dtype->is_fp8() && b.dtype->is_fp8()) {
+    // Any two fp8 formats, as Triton allows. Apple GPUs have no fp8
+    // matrix units: each operand is widened to fp16, which holds every
+    // fp8 value exactly, as Triton does on GPUs without fp8 MMA.
+    a = sem.Cast(a, DType::Float(ir::FloatFormat::kF16));
+    b = sem.Cast(b, DType::Float(ir::FloatFormat::kF16));
+  }
   if (a.dtype != b.dtype) {
     Fail("Both operands must be same dtype. Got " + a.dtype->Name() + " and " +
          b.dtype->Name());
@@ -70,10 +77,6 @@ PyValue HandlekDot(BuiltinCall& call) {
   if (rank == 3 && a.shape[0] != b.shape[0]) Fail("tl.dot: batch sizes differ");
   if (a.dtype->is_fp64()) {
     Fail("tl.dot on fp64: Apple GPUs have no float64 arithmetic");
-  }
-  if (a.dtype->is_fp8()) {
-    Fail("tl.dot on " + a.dtype->Name() +
-         ": Apple GPUs have no fp8 matrix operations (cast to fp16 first)");
   }
   const DType* out_dtype = call.has(6) ? call.ConstDType(6) : DType::F32();
   const DType* ret;

@@ -71,6 +71,7 @@ std::optional<PyValue> DTypeAttribute(const DType* d, const std::string& n) {
     return PyValue::Int(d->bits());
   }
   if (n == "fp_mantissa_width") return PyValue::Int(d->mantissa_bits());
+  if (n == "exponent_bias") return PyValue::Int(d->exponent_bias());
   if (n == "name") return PyValue::String(d->Name());
   if (n == "scalar") return PyValue::DTypeValue(d);
   if (n == "address_space") return PyValue::Int(d->address_space());

@@ -98,24 +98,12 @@ const DType* DType::FromName(std::string_view name) {
 
 int DType::mantissa_bits() const {
   if (!is_floating()) return 0;
-  switch (format_) {
-    case ir::FloatFormat::kF16:
-      return 10;
-    case ir::FloatFormat::kBF16:
-      return 7;
-    case ir::FloatFormat::kF32:
-      return 23;
-    case ir::FloatFormat::kF64:
-      return 52;
-    case ir::FloatFormat::kF8E4M3FN:
-    case ir::FloatFormat::kF8E4M3FNUZ:
-    case ir::FloatFormat::kF8E4M3B11FNUZ:
-      return 3;
-    case ir::FloatFormat::kF8E5M2:
-    case ir::FloatFormat::kF8E5M2FNUZ:
-      return 2;
-  }
-  return 0;
+  return ir::FloatEncodingOf(format_).mantissa_bits;
+}
+
+int DType::exponent_bias() const {
+  if (!is_floating()) return 0;
+  return ir::FloatEncodingOf(format_).bias;
 }
 
 int DType::kind_rank() const {

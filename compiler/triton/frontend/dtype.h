@@ -61,6 +61,8 @@ class DType {
   ir::FloatFormat float_format() const { return format_; }
   // Triton's fp_mantissa_width (10 for fp16, 7 for bf16, 23 for fp32).
   int mantissa_bits() const;
+  // Triton's exponent_bias (15 for fp16, 7 for float8e4nv).
+  int exponent_bias() const;
   // Triton's dtype.kind() order: bool < integer < float.
   int kind_rank() const;
 

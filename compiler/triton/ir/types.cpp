@@ -139,23 +139,7 @@ std::string Type::ToString() const {
 
 // --- float encodings ---------------------------------------------------------
 
-namespace {
-
-// How a small float format encodes non-finite values: IEEE (an all-ones
-// exponent is infinity or NaN), FN (no infinities; all-ones exponent and
-// mantissa is NaN) or FNUZ (no infinities, no negative zero; the
-// negative-zero pattern is NaN).
-enum class NonFinite { kIeee, kFn, kFnuz };
-
-struct MiniFloat {
-  int exponent_bits;
-  int mantissa_bits;
-  int bias;
-  NonFinite non_finite;
-};
-
-// f32 and f64 are handled as the host's float and double.
-MiniFloat MiniFloatOf(FloatFormat f) {
+FloatEncoding FloatEncodingOf(FloatFormat f) {
   switch (f) {
     case FloatFormat::kF16:
       return {5, 10, 15, NonFinite::kIeee};
@@ -174,10 +158,15 @@ MiniFloat MiniFloatOf(FloatFormat f) {
     case FloatFormat::kF8E5M2FNUZ:
       return {5, 2, 16, NonFinite::kFnuz};
     case FloatFormat::kF8E4M3B11FNUZ:
-      return {4, 3, 11, NonFinite::kFnuz};
+      return {4, 3, 15, NonFinite::kFn};
   }
   return {8, 23, 127, NonFinite::kIeee};
 }
+
+namespace {
+
+// f32 and f64 are handled as the host's float and double.
+using MiniFloat = FloatEncoding;
 
 uint64_t MiniNaN(const MiniFloat& m, bool negative, uint64_t payload) {
   const int bits = 1 + m.exponent_bits + m.mantissa_bits;
@@ -313,7 +302,7 @@ uint64_t FloatToBits(double value, FloatFormat format) {
     std::memcpy(&bits, &f, sizeof bits);
     return bits;
   }
-  return MiniEncode(value, MiniFloatOf(format));
+  return MiniEncode(value, FloatEncodingOf(format));
 }
 
 double FloatFromBits(uint64_t bits, FloatFormat format) {
@@ -328,7 +317,7 @@ double FloatFromBits(uint64_t bits, FloatFormat format) {
     std::memcpy(&f, &b, sizeof f);
     return f;
   }
-  return MiniDecode(bits, MiniFloatOf(format));
+  return MiniDecode(bits, FloatEncodingOf(format));
 }
 
 double RoundToFloat(double value, FloatFormat format) {

@@ -27,8 +27,29 @@ enum class FloatFormat {
   kF8E5M2,         // f8E5M2 (float8e5)
   kF8E4M3FNUZ,     // float8e4b8
   kF8E5M2FNUZ,     // float8e5b16
-  kF8E4M3B11FNUZ,  // float8e4b15
+  kF8E4M3B11FNUZ,  // float8e4b15 (see FloatEncodingOf)
 };
+
+// How a float format encodes non-finite values: IEEE (an all-ones exponent
+// is infinity or NaN), FN (no infinities; all-ones exponent and mantissa is
+// NaN) or FNUZ (no infinities, no negative zero; the negative-zero pattern
+// is NaN).
+enum class NonFinite { kIeee, kFn, kFnuz };
+
+// The fields of a float format: the one table of their widths, biases and
+// non-finite values, for constants here and for the lowering's
+// conversions.
+struct FloatEncoding {
+  int exponent_bits;
+  int mantissa_bits;
+  int bias;
+  NonFinite non_finite;
+};
+// Triton's float8e4b15 is printed as MLIR's f8E4M3B11FNUZ, but Triton
+// defines it with bias 15 and S.1111.111 as NaN (tl.float8e4b15's
+// exponent_bias, and its conversions on NVIDIA GPUs): that is the encoding
+// given here.
+FloatEncoding FloatEncodingOf(FloatFormat format);
 
 class Type {
  public:

@@ -5,8 +5,9 @@
 // through memory. Inputs of fp16 and bf16 are widened to the accumulator's
 // type (exactly), so the products and sums are those of the accumulator's
 // precision; K is summed tile by tile, in order. Integer dots (int8 ->
-// int32) have no simdgroup_matrix: they sum in a loop over threadgroup
-// memory.
+// int32) and batched (3-D) dots have no simdgroup_matrix here: each output
+// element sums its row and column in order, in the accumulator's type,
+// from A and B staged in threadgroup memory.
 #include "compiler/triton/lower/kernel_lowering.h"
 #include "compiler/triton/lower/msl_expr.h"
 
@@ -17,14 +18,9 @@ void KernelLowering::EmitDot(const ir::Operation& op) {
   const ir::Value* a = op.operand(0);
   const ir::Value* b = op.operand(1);
   const ir::Value* c = op.operand(2);
-  if (a->type()->rank() != 2) {
-    Fail(
-        "tt.dot on 3-D (batched) tensors is not supported by the Metal "
-        "lowering yet");
-  }
   const ir::Type* in = a->type()->element();
   const ir::Type* acc = c->type()->element();
-  if (in->IsInt()) return EmitScalarDot(op);
+  if (in->IsInt() || a->type()->rank() != 2) return EmitScalarDot(op);
   const int64_t m = a->type()->shape()[0], k = a->type()->shape()[1];
   const int64_t n = b->type()->shape()[1];
   const int w = options_.num_warps;
@@ -93,8 +89,11 @@ void KernelLowering::EmitScalarDot(const ir::Operation& op) {
   const ir::Value* a = op.operand(0);
   const ir::Value* b = op.operand(1);
   const ir::Value* c = op.operand(2);
-  const int64_t m = a->type()->shape()[0], k = a->type()->shape()[1];
-  const int64_t n = b->type()->shape()[1];
+  const int rank = a->type()->rank();
+  const int64_t batches = rank == 3 ? a->type()->shape()[0] : 1;
+  const int64_t m = a->type()->shape()[rank - 2];
+  const int64_t k = a->type()->shape()[rank - 1];
+  const int64_t n = b->type()->shape()[rank - 1];
   const Layout la = layouts_.HomeOrBlocked(a);
   const Layout lb = layouts_.HomeOrBlocked(b);
   const Layout lc = layouts_.home(op.result());
@@ -102,33 +101,71 @@ void KernelLowering::EmitScalarDot(const ir::Operation& op) {
   current_ = &op;
   SetLocation(op.loc());
   const ir::Type* in = a->type()->element();
-  const int bits = in->bits();
-  // A and B as int32 in threadgroup memory, row-major.
-  const std::string abuf = ScratchPointer(ir::Type::I32(), 0, m * k * 4);
-  const int64_t b_offset = (m * k * 4 + 15) / 16 * 16;
-  const std::string bbuf = ScratchPointer(ir::Type::I32(), b_offset, k * n * 4);
-  auto store = [&](const Layout& l, const Slots& v, const std::string& buf) {
-    Line("if (" + Canonical(l) + ") {");
-    for (int s = 0; s < l.slots(); ++s) {
-      Line("  " + buf + "[" + FlatIndex(l, s) + "] = (uint)(int)(" +
-           SignedType(bits) + ")" + v[s] + ";");
+  const ir::Type* acc = c->type()->element();
+  const std::string acc_type = TypeOf(acc);
+  // An element of A or B as the accumulator's type: int8 sign-extended
+  // into the 32-bit (unsigned, wrapping) sum, floats widened exactly.
+  auto widen = [&](const std::string& e) {
+    if (in->IsInt()) {
+      return "(" + acc_type + ")(int)(" + SignedType(in->bits()) + ")" + e;
     }
-    Line("}");
+    return "(" + acc_type + ")" + e;
   };
-  store(la, av, abuf);
-  store(lb, bv, bbuf);
-  Barrier();
+  // A and B in threadgroup memory in their own type, row-major: all
+  // batches at once when they fit in half of Metal's 32 KB, else a batch
+  // at a time.
+  const int64_t elem = in->bits() / 8;
+  const int64_t a_bytes = m * k * elem, b_bytes = k * n * elem;
+  const bool by_batch = rank == 3 && batches * (a_bytes + b_bytes) > 16 * 1024;
+  const int64_t per_stage = by_batch ? 1 : batches;
+  const std::string abuf = ScratchPointer(in, 0, per_stage * a_bytes);
+  const int64_t b_offset = (per_stage * a_bytes + 15) / 16 * 16;
+  const std::string bbuf = ScratchPointer(in, b_offset, per_stage * b_bytes);
   const std::string base = NewName(op.result());
   Slots out(lc.slots());
   for (int s = 0; s < lc.slots(); ++s) {
-    const std::string row = Coordinate(lc, s, 0), col = Coordinate(lc, s, 1);
     out[s] = base + "_" + std::to_string(s);
-    Line("uint " + out[s] + " = " + cv[s] + ";");
-    Line("for (uint kk = 0u; kk < " + std::to_string(k) + "u; ++kk) " + out[s] +
-         " += " + abuf + "[" + row + " * " + std::to_string(k) + "u + kk] * " +
-         bbuf + "[kk * " + std::to_string(n) + "u + " + col + "];");
+    Line(acc_type + " " + out[s] + " = " + cv[s] + ";");
   }
-  Barrier();
+  const std::string ks = std::to_string(k) + "u", ns = std::to_string(n) + "u";
+  for (int64_t stage = 0; stage < batches / per_stage; ++stage) {
+    // In this stage: the slots of batch `stage` (by_batch) or all.
+    auto in_stage = [&](const Layout& l, int s) -> std::string {
+      if (!by_batch) return "";
+      return "if (" + Coordinate(l, s, 0) + " == " + std::to_string(stage) +
+             "u) ";
+    };
+    auto store = [&](const Layout& l, const Slots& v, const std::string& buf,
+                     int64_t batch_elems) {
+      Line("if (" + Canonical(l) + ") {");
+      for (int s = 0; s < l.slots(); ++s) {
+        std::string index = FlatIndex(l, s);
+        if (by_batch) {
+          index += " - " + std::to_string(stage * batch_elems) + "u";
+        }
+        Line("  " + in_stage(l, s) + buf + "[" + index + "] = " + v[s] + ";");
+      }
+      Line("}");
+    };
+    store(la, av, abuf, m * k);
+    store(lb, bv, bbuf, k * n);
+    Barrier();
+    for (int s = 0; s < lc.slots(); ++s) {
+      const std::string row = Coordinate(lc, s, rank - 2);
+      const std::string col = Coordinate(lc, s, rank - 1);
+      std::string a_row = row + " * " + ks, b_col = col;
+      if (rank == 3 && !by_batch) {
+        const std::string bat = Coordinate(lc, s, 0);
+        a_row =
+            "(" + bat + " * " + std::to_string(m) + "u + " + row + ") * " + ks;
+        b_col = bat + " * " + std::to_string(k * n) + "u + " + col;
+      }
+      Line(in_stage(lc, s) + "for (uint kk = 0u; kk < " + ks + "; ++kk) " +
+           out[s] + " += " + widen(abuf + "[" + a_row + " + kk]") + " * " +
+           widen(bbuf + "[kk * " + ns + " + " + b_col + "]") + ";");
+    }
+    Barrier();
+  }
   Bind(op.result(), lc, std::move(out));
 }
 

@@ -1014,7 +1014,8 @@ LoweredKernel KernelLowering::Run() {
          "mtlemu_device_assert(c) do { } while (0)\n#endif\n\n"
       << structs_ << (structs_.empty() ? "" : "\n")
       << (print_sites_.empty() ? "" : std::string(PrintLogHelper()) + "\n")
-      << kernel_name.host_name_attribute << "kernel void "
+      << "[[max_total_threads_per_threadgroup(" << out.threads_per_threadgroup
+      << ")]] " << kernel_name.host_name_attribute << "kernel void "
       << kernel_name.identifier << "(";
   for (const std::string& p : params) msl << "\n    " << p << ",";
   msl << "\n    uint3 mtlemu_program [[threadgroup_position_in_grid]],"

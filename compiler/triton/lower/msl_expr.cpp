@@ -198,9 +198,9 @@ Result<std::string> MslType(const ir::Type* t) {
               "float64 (fp64) is not supported: Apple GPUs have no "
               "64-bit floating point; use float32"};
         default:
-          return Error{std::string(ir::FloatFormatName(t->float_format())) +
-                       " is not supported: Apple GPUs have no fp8 types; "
-                       "cast to float16 or bfloat16"};
+          // fp8: Apple GPUs have none; its bytes are held as uchar and
+          // converted in software (Fp8ToFloat, FloatToFp8).
+          return std::string("uchar");
       }
     case ir::TypeKind::kPointer: {
       if (t->pointee()->IsTensor())
@@ -231,6 +231,13 @@ std::string IntLiteral(int64_t value, const ir::Type* type) {
 }
 
 std::string FloatLiteral(double value, const ir::Type* type) {
+  if (type->bits() == 8) {
+    char buf[16];
+    std::snprintf(
+        buf, sizeof buf, "(uchar)0x%02X",
+        static_cast<unsigned>(ir::FloatToBits(value, type->float_format())));
+    return buf;
+  }
   std::string s;
   if (std::isnan(value)) {
     s = "NAN";
@@ -253,10 +260,15 @@ std::string FloatLiteral(double value, const ir::Type* type) {
   }
 }
 
-Result<std::optional<std::string>> ElementExpr(
-    const ir::Operation& op, const std::vector<std::string>& x) {
-  const ir::Type* rt = op.num_results() ? ScalarOf(op.result()) : nullptr;
-  const ir::Type* t0 = op.num_operands() ? ScalarOf(op.operand(0)) : nullptr;
+namespace {
+
+bool IsFp8(const ir::Type* t) { return t && t->IsFloat() && t->bits() == 8; }
+
+// The expression of `op` on one element with result type `rt` and first
+// operand type `t0` (both scalar).
+Result<std::optional<std::string>> ElementExprOf(
+    const ir::Operation& op, const std::vector<std::string>& x,
+    const ir::Type* rt, const ir::Type* t0) {
   const int bits = t0 && t0->IsInt() ? t0->bits() : 0;
   auto bin = [&](const char* o) {
     return Wide(x[0], bits) + " " + o + " " + Wide(x[1], bits);
@@ -455,11 +467,13 @@ Result<std::optional<std::string>> ElementExpr(
       return {"(ulong)(" + x[0] + ")"};
     case OpCode::kFpToFp: {
       const bool narrowing = rt->bits() < t0->bits();
-      if (t0->bits() == 8 || rt->bits() == 8) {
-        return Error{"tt.fp_to_fp to or from " +
-                     std::string(ir::FloatFormatName(
-                         (t0->bits() == 8 ? t0 : rt)->float_format())) +
-                     ": Apple GPUs have no fp8 types"};
+      if (IsFp8(t0) || IsFp8(rt)) {
+        // Through float, which holds every value of each format exactly:
+        // one rounding, to the target.
+        const std::string wide =
+            IsFp8(t0) ? Fp8ToFloat(x[0], t0) : "(float)" + x[0];
+        if (!IsFp8(rt)) return {result_cast(wide)};
+        return {FloatToFp8(wide, rt, op.string_attr("rounding") == "rtz")};
       }
       if (narrowing && op.string_attr("rounding") == "rtz") {
         Result<std::string> t = MslType(rt);
@@ -485,6 +499,73 @@ Result<std::optional<std::string>> ElementExpr(
     default:
       return std::optional<std::string>();
   }
+}
+
+}  // namespace
+
+std::string Fp8ToFloat(const std::string& e, const ir::Type* t) {
+  const ir::FloatEncoding f = ir::FloatEncodingOf(t->float_format());
+  return "mtlemu_fp8_to_float(" + e + ", " + std::to_string(f.mantissa_bits) +
+         "u, " + std::to_string(f.bias) + ", " +
+         std::to_string(static_cast<int>(f.non_finite)) + "u)";
+}
+
+std::string FloatToFp8(const std::string& e, const ir::Type* t,
+                       bool toward_zero) {
+  const ir::FloatEncoding f = ir::FloatEncodingOf(t->float_format());
+  return "mtlemu_float_to_fp8(" + e + ", " + std::to_string(f.mantissa_bits) +
+         "u, " + std::to_string(f.bias) + ", " +
+         std::to_string(static_cast<int>(f.non_finite)) + "u, " +
+         (toward_zero ? "true" : "false") + ")";
+}
+
+Result<std::optional<std::string>> ElementExpr(
+    const ir::Operation& op, const std::vector<std::string>& x) {
+  const ir::Type* rt = op.num_results() ? ScalarOf(op.result()) : nullptr;
+  const ir::Type* t0 = op.num_operands() ? ScalarOf(op.operand(0)) : nullptr;
+  bool fp8 = IsFp8(rt);
+  for (int i = 0; i < op.num_operands(); ++i) {
+    fp8 = fp8 || IsFp8(ScalarOf(op.operand(i)));
+  }
+  switch (op.code()) {
+    case OpCode::kFpToFp:
+    case OpCode::kBitcast:
+    case OpCode::kBitcastTT:
+    case OpCode::kSelect:
+      fp8 = false;  // on the bytes as they are
+      break;
+    case OpCode::kAbsF:
+    case OpCode::kNegF:
+      if (IsFp8(rt)) {
+        // The sign bit, as Triton's tl.abs on fp8e4b15 does; an FNUZ
+        // format has no negative zero and keeps its NaN (0x80).
+        const bool fnuz = ir::FloatEncodingOf(rt->float_format()).non_finite ==
+                          ir::NonFinite::kFnuz;
+        const std::string v = x[0];
+        std::string bits = op.code() == OpCode::kAbsF
+                               ? "(uchar)(" + v + " & 0x7Fu)"
+                               : "(uchar)(" + v + " ^ 0x80u)";
+        if (fnuz)
+          bits = "((" + v + " & 0x7Fu) == 0u ? " + v + " : " + bits + ")";
+        return {bits};
+      }
+      break;
+    default:
+      break;
+  }
+  if (!fp8) return ElementExprOf(op, x, rt, t0);
+  // Other float ops on fp8 compute in float: the operands are widened
+  // exactly and the result rounded to nearest even.
+  std::vector<std::string> wide = x;
+  for (int i = 0; i < op.num_operands(); ++i) {
+    const ir::Type* t = ScalarOf(op.operand(i));
+    if (IsFp8(t)) wide[i] = Fp8ToFloat(x[i], t);
+  }
+  const ir::Type* f32 = ir::Type::F32();
+  Result<std::optional<std::string>> e =
+      ElementExprOf(op, wide, IsFp8(rt) ? f32 : rt, IsFp8(t0) ? f32 : t0);
+  if (!e.ok() || !e.value() || !IsFp8(rt)) return e;
+  return {FloatToFp8(*e.value(), rt, false)};
 }
 
 std::string MslHelpers() {
@@ -547,6 +628,58 @@ static inline bfloat mtlemu_round_toward_zero_bfloat(float x) {
   uint bits = as_type<uint>(x);
   if (!isnan(x)) bits &= 0xFFFF0000u;
   return as_type<bfloat>((ushort)(bits >> 16));
+}
+// fp8 in software: a byte with `mbits` mantissa bits, 7 - mbits exponent
+// bits and exponent bias `bias`; `kind` 0: IEEE (all-ones exponent is inf
+// or NaN), 1: FN (no inf; S.1111.111 is NaN), 2: FNUZ (no inf, no -0;
+// 0x80 is NaN). 2^e as a float, for the exponents these formats reach.
+static inline float mtlemu_pow2(int e) {
+  return as_type<float>((uint)(e + 127) << 23);
+}
+static inline float mtlemu_fp8_to_float(uchar v, uint mbits, int bias,
+                                        uint kind) {
+  uint ebits = 7u - mbits;
+  uint e = ((uint)v >> mbits) & ((1u << ebits) - 1u);
+  uint m = (uint)v & ((1u << mbits) - 1u);
+  bool negative = (v & 0x80u) != 0u;
+  if (kind == 2u && v == 0x80u) return NAN;
+  if (kind == 1u && (v & 0x7Fu) == 0x7Fu) return NAN;
+  if (kind == 0u && e == (1u << ebits) - 1u) {
+    if (m != 0u) return NAN;
+    return negative ? -INFINITY : INFINITY;
+  }
+  float magnitude =
+      e == 0u ? (float)m * mtlemu_pow2(1 - bias - (int)mbits)
+              : (float)(m | (1u << mbits)) * mtlemu_pow2((int)e - bias - (int)mbits);
+  return negative ? -magnitude : magnitude;
+}
+// Rounded to nearest even (toward zero when `rtz`); finite values past the
+// largest finite one saturate to it, as NVIDIA's cvt.satfinite does;
+// infinities stay infinite in the IEEE format; NaN stays NaN.
+static inline uchar mtlemu_float_to_fp8(float x, uint mbits, int bias,
+                                        uint kind, bool rtz) {
+  uint sign = (as_type<uint>(x) >> 24) & 0x80u;
+  uint ebits = 7u - mbits;
+  if (isnan(x)) return kind == 2u ? (uchar)0x80u : (uchar)(sign | 0x7Fu);
+  uint max_code = kind == 0u ? ((((1u << ebits) - 2u) << mbits) | ((1u << mbits) - 1u))
+                  : kind == 1u ? 0x7Eu : 0x7Fu;
+  float a = fabs(x);
+  uint code;
+  if (isinf(a)) {
+    code = kind == 0u ? ((1u << ebits) - 1u) << mbits : max_code;
+  } else {
+    int e = (int)((as_type<uint>(a) >> 23) & 0xFFu) - 127;
+    int emin = 1 - bias;
+    int q = max(e, emin) - (int)mbits;
+    float scaled = a * mtlemu_pow2(-q);
+    float r = rtz ? trunc(scaled) : rint(scaled);
+    // Below the normal range the exponent field is 0 and r the mantissa;
+    // r may reach 2^(mbits+1) (2^mbits): the carry goes into the exponent.
+    code = (uint)((max(e, emin) + bias - 1) << mbits) + (uint)r;
+    if (code > max_code) code = max_code;
+  }
+  if (kind == 2u && code == 0u) return (uchar)0u;
+  return (uchar)(sign | code);
 }
 )";
 }

@@ -18,8 +18,9 @@
 namespace mtlemu::triton::lower {
 
 // The MSL type of a scalar IR type: bool, uchar, ushort, uint, ulong, half,
-// bfloat, float, device float*. Errors for f64 and fp8 (Apple GPUs have
-// neither) and for what MSL cannot hold.
+// bfloat, float, device float*; fp8 formats are their bytes (uchar),
+// converted in software. Errors for f64 (Apple GPUs have none) and for
+// what MSL cannot hold.
 Result<std::string> MslType(const ir::Type* scalar);
 // The signed MSL type of an integer width (char, short, int, long).
 std::string SignedType(int bits);
@@ -36,6 +37,14 @@ std::string FloatLiteral(double value, const ir::Type* type);
 // lowering cannot express (fp8 conversions, unknown libdevice symbols).
 Result<std::optional<std::string>> ElementExpr(
     const ir::Operation& op, const std::vector<std::string>& operands);
+
+// An fp8 value (its byte, expression `e` of fp8 type `t`) as a float, and
+// a float expression rounded to fp8 type `t` (to nearest even, or toward
+// zero), through MslHelpers()'s functions and the encoding table
+// ir::FloatEncodingOf.
+std::string Fp8ToFloat(const std::string& e, const ir::Type* t);
+std::string FloatToFp8(const std::string& e, const ir::Type* t,
+                       bool toward_zero);
 
 // Helper functions the expressions may call (erf, log1p, expm1...): MSL
 // source to put before the kernel.

@@ -701,8 +701,11 @@ TEST(PrinterNumbers, FloatEncodings) {
   EXPECT_EQ(FloatFromBits(0x80, FloatFormat::kF8E5M2FNUZ) !=
                 FloatFromBits(0x80, FloatFormat::kF8E5M2FNUZ),
             true);  // NaN
+  // Triton's float8e4b15: bias 15, S.1111.111 NaN.
   EXPECT_EQ(FloatFromBits(0x08, FloatFormat::kF8E4M3B11FNUZ),
-            std::ldexp(1.0, -10));
+            std::ldexp(1.0, -14));
+  EXPECT_EQ(FloatFromBits(0x7E, FloatFormat::kF8E4M3B11FNUZ), 1.75);
+  EXPECT_TRUE(std::isnan(FloatFromBits(0xFF, FloatFormat::kF8E4M3B11FNUZ)));
   // Every value of every small format survives a round trip.
   for (FloatFormat f :
        {FloatFormat::kF16, FloatFormat::kBF16, FloatFormat::kF8E4M3FN,

@@ -328,6 +328,139 @@ def sort(x, dim=None, descending=False):
     return bits.to(x.dtype, bitcast=True)
 
 
+# --- microscaled matrix products (tl.dot_scaled) ---------------------------
+# Apple GPUs have no fp4/fp8 matrix units: as Triton does on GPUs without
+# them, each operand is upcast to bf16 (fp16 when an operand is fp16), its
+# block scales applied, and the product is an ordinary tl.dot accumulating
+# in fp32.
+
+@triton.jit
+def _e2m1_to(nibble, dtype: tl.constexpr):
+    # An e2m1 code (S.EE.M in the low 4 bits): 0, 0.5, 1, 1.5, 2, 3, 4, 6.
+    code = (nibble & 0x7).to(tl.uint32)
+    e = code >> 1
+    m = code & 1
+    bits = tl.where(e == 0, m * 0x3F000000, ((e + 126) << 23) | (m << 22))
+    bits = bits | ((nibble & 0x8).to(tl.uint32) << 28)
+    return bits.to(tl.float32, bitcast=True).to(dtype)
+
+
+@triton.jit
+def _unpack_e2m1(v, dtype: tl.constexpr, along_last: tl.constexpr):
+    # Two e2m1 values a byte, the first in the low bits, packed along the
+    # last dimension (along_last) or the one before it.
+    tl.static_assert(v.dtype == tl.uint8,
+                     "e2m1 format must be packed as uint8")
+    pairs = tl.join(_e2m1_to(v & 0xF, dtype), _e2m1_to(v >> 4, dtype))
+    rank: tl.constexpr = len(v.shape)
+    if along_last:
+        return tl.reshape(pairs, v.shape[:-1] + (2 * v.shape[-1],))
+    if rank == 2:
+        pairs = tl.permute(pairs, (0, 2, 1))
+    else:
+        pairs = tl.permute(pairs, (0, 1, 3, 2))
+    return tl.reshape(pairs, v.shape[:-2] + (2 * v.shape[-2], v.shape[-1]))
+
+
+@triton.jit
+def _scale_to(scale, dtype: tl.constexpr):
+    # A block scale as `dtype`: e8m0 (uint8, 2^(s - 127)) or float8e4nv.
+    if scale.dtype == tl.uint8:
+        if dtype == tl.bfloat16:
+            return (scale.to(tl.uint16) << 7).to(tl.bfloat16, bitcast=True)
+        return (scale.to(tl.uint32) << 23).to(tl.float32,
+                                               bitcast=True).to(dtype)
+    tl.static_assert(scale.dtype == tl.float8e4nv,
+                     "a block scale is e8m0 (uint8) or float8e4nv")
+    return scale.to(dtype)
+
+
+@triton.jit
+def _mx_operand(v, scale, fmt: tl.constexpr, dtype: tl.constexpr,
+                is_lhs: tl.constexpr, k_pack: tl.constexpr):
+    # Operand `v` in format `fmt` as a `dtype` tensor of its logical shape,
+    # its scales (None, or [rows or columns, K // group]) applied.
+    tl.static_assert(k_pack or fmt == "e2m1",
+                     "only mxfp4 inputs can be packed along a dimension "
+                     "different than K")
+    if fmt == "e2m1":
+        x = _unpack_e2m1(v, dtype, is_lhs == k_pack)
+    elif fmt == "e4m3":
+        if v.dtype != tl.float8e4nv:
+            tl.static_assert(v.dtype == tl.uint8,
+                             "e4m3 operands are float8e4nv or uint8")
+            v = v.to(tl.float8e4nv, bitcast=True)
+        x = v.to(dtype)
+    elif fmt == "e5m2":
+        if v.dtype != tl.float8e5:
+            tl.static_assert(v.dtype == tl.uint8,
+                             "e5m2 operands are float8e5 or uint8")
+            v = v.to(tl.float8e5, bitcast=True)
+        x = v.to(dtype)
+    elif fmt == "bf16":
+        if v.dtype != tl.bfloat16:
+            tl.static_assert(v.dtype == tl.uint16,
+                             "bf16 operands are bfloat16 or uint16")
+            v = v.to(tl.bfloat16, bitcast=True)
+        x = v.to(dtype)
+    else:
+        tl.static_assert(fmt == "fp16",
+                         "formats are e2m1, e4m3, e5m2, bf16 and fp16")
+        if v.dtype != tl.float16:
+            tl.static_assert(v.dtype == tl.uint16,
+                             "fp16 operands are float16 or uint16")
+            v = v.to(tl.float16, bitcast=True)
+        x = v.to(dtype)
+    if scale is not None:
+        rank: tl.constexpr = len(x.shape)
+        k: tl.constexpr = x.shape[-1] if is_lhs else x.shape[-2]
+        group: tl.constexpr = k // scale.shape[-1]
+        tl.static_assert(group * scale.shape[-1] == k,
+                         "a scale's last dimension must divide K")
+        s = _scale_to(scale, dtype)
+        s = tl.broadcast_to(tl.expand_dims(s, rank), s.shape + (group,))
+        s = tl.reshape(s, scale.shape[:-1] + (k,))
+        if not is_lhs:
+            if rank == 2:
+                s = tl.permute(s, (1, 0))
+            else:
+                s = tl.permute(s, (0, 2, 1))
+        x = x * s
+        if scale.dtype == tl.uint8:
+            nan_scale = tl.broadcast_to(tl.expand_dims(scale, rank),
+                                        scale.shape + (group,))
+            nan_scale = tl.reshape(nan_scale == 0xFF, scale.shape[:-1] + (k,))
+            if not is_lhs:
+                if rank == 2:
+                    nan_scale = tl.permute(nan_scale, (1, 0))
+                else:
+                    nan_scale = tl.permute(nan_scale, (0, 2, 1))
+            x = tl.where(nan_scale, float("nan"), x)
+    return x
+
+
+@triton.jit
+def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format,
+               acc=None, fast_math=False, lhs_k_pack=True, rhs_k_pack=True,
+               out_dtype=tl.float32):
+    tl.static_assert(out_dtype == tl.float32,
+                     "Only float32 is supported for out_dtype at the moment")
+    tl.static_assert(len(lhs.shape) == len(rhs.shape),
+                     "Both inputs must be either 2D or 3D")
+    tl.static_assert(len(lhs.shape) == 2 or len(lhs.shape) == 3,
+                     "Both inputs must be either 2D or 3D")
+    if lhs_format == "fp16" or rhs_format == "fp16":
+        dtype: tl.constexpr = tl.float16
+    else:
+        dtype: tl.constexpr = tl.bfloat16
+    a = _mx_operand(lhs, lhs_scale, lhs_format, dtype, True, lhs_k_pack)
+    b = _mx_operand(rhs, rhs_scale, rhs_format, dtype, False, rhs_k_pack)
+    tl.static_assert(a.shape[-1] == b.shape[-2],
+                     "Reduction dimension should pack the same number of "
+                     "elements")
+    return tl.dot(a, b, acc, out_dtype=tl.float32)
+
+
 # --- random numbers: Philox 4x32 (Salmon et al., SC'11), as Triton draws them
 # from a seed and per-element offsets ------------------------------------------
 
