@@ -94,6 +94,7 @@ Result<TritonKernel> CompileTriton(const TritonRequest& request) {
   }
   triton::lower::LowerOptions lo;
   lo.num_warps = request.num_warps.value_or(config_warps.value_or(4));
+  lo.enable_fp_fusion = request.enable_fp_fusion;
   Result<triton::lower::LoweredKernel> lowered =
       triton::lower::LowerToMsl(*module, lo);
   if (!lowered.ok()) return lowered.error();

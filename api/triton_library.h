@@ -27,6 +27,8 @@ struct TritonRequest {
   std::vector<std::string> module_paths;
   // SIMD groups per program; unset: the autotune config's, else 4.
   std::optional<int> num_warps;
+  // Triton's enable_fp_fusion (lower.h's LowerOptions).
+  bool enable_fp_fusion = true;
   // Which autotune config gives the parameters `args` leave out.
   int autotune_config = 0;
   // .py: values of the module's names, over the file's (frontend.h).

@@ -17,6 +17,9 @@ void AddTritonOptions(CLI::App* cmd, mtlemu::cli::TritonOptions& triton) {
   cmd->add_option("--num-warps", triton.num_warps,
                   "Triton: SIMD groups per program (default: the autotune "
                   "config's, or 4)");
+  cmd->add_flag("--no-fp-fusion", triton.no_fp_fusion,
+                "Triton: enable_fp_fusion=False (a * b + c rounds twice; "
+                "by default it may be one fma, as in Triton)");
   cmd->add_option("--autotune-config", triton.autotune_config,
                   "Triton: which of an @triton.autotune kernel's configs "
                   "gives the meta-parameters left out (default 0)");

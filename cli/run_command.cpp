@@ -240,6 +240,7 @@ void CheckOptionsApply(const RunOptions& o) {
   const OptionUse triton_only[] = {
       {"--arg", !o.triton.args.empty()},
       {"--num-warps", o.triton.num_warps.has_value()},
+      {"--no-fp-fusion", o.triton.no_fp_fusion},
       {"--module-path", !o.triton.module_paths.empty()},
   };
   Check(cli::CheckOptionsApply(o.file, metal_only, triton_only));

@@ -151,6 +151,7 @@ int CompileCommand(const CompileCommandOptions& options) {
        options.emit.value_or("isa") != "isa"},
       {"--arg", !options.triton.args.empty()},
       {"--num-warps", options.triton.num_warps.has_value()},
+      {"--no-fp-fusion", options.triton.no_fp_fusion},
       {"--module-path", !options.triton.module_paths.empty()},
   };
   if (Status s = CheckOptionsApply(options.file, metal_only, triton_only);

@@ -217,6 +217,7 @@ Result<api::TritonLibrary> CompileTritonKernel(
   request.kernel = kernel;
   request.module_paths = options.module_paths;
   request.num_warps = options.num_warps;
+  request.enable_fp_fusion = !options.no_fp_fusion;
   request.autotune_config = options.autotune_config;
   for (const TritonArg& a : args) request.args.emplace_back(a.name, a.value);
   if (IsPythonFile(file)) {

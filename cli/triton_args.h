@@ -34,7 +34,8 @@ struct TritonOptions {
   std::vector<std::string> args;  // NAME=SPEC
   std::optional<int> num_warps;   // default: the autotune config's, or 4
   std::vector<std::string> module_paths;
-  int autotune_config = 0;  // which @triton.autotune config
+  int autotune_config = 0;    // which @triton.autotune config
+  bool no_fp_fusion = false;  // Triton's enable_fp_fusion=False
 };
 
 // One --arg, resolved.

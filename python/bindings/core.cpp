@@ -159,7 +159,7 @@ PyKernel Compile(PyDevice& device, const std::string& file,
                  const ArgList& args, const ArgList& globals,
                  const std::vector<std::string>& module_paths,
                  std::optional<int> num_warps,
-                 std::optional<std::string> cache_dir) {
+                 std::optional<std::string> cache_dir, bool enable_fp_fusion) {
   api::TritonRequest r;
   r.file = file;
   r.source = std::move(source);
@@ -168,6 +168,7 @@ PyKernel Compile(PyDevice& device, const std::string& file,
   r.globals = ToKernelArgs(globals);
   r.module_paths = module_paths;
   r.num_warps = num_warps;
+  r.enable_fp_fusion = enable_fp_fusion;
   r.cache_dir = std::move(cache_dir);
   Result<api::TritonLibrary> lib =
       WithoutGil([&] { return api::newLibraryWithTriton(device.device(), r); });
@@ -390,7 +391,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("compile", &Compile, py::arg("device"), py::arg("file"),
         py::arg("source"), py::arg("kernel"), py::arg("args"),
         py::arg("globals"), py::arg("module_paths"), py::arg("num_warps"),
-        py::arg("cache_dir") = py::none(),
+        py::arg("cache_dir") = py::none(), py::arg("enable_fp_fusion") = true,
         "Compiles a @triton.jit kernel of `file` for these arguments.");
   m.def("launch", &Launch, py::arg("device"), py::arg("kernel"),
         py::arg("grid"), py::arg("args"), py::arg("timing") = false,

@@ -1007,7 +1007,11 @@ LoweredKernel KernelLowering::Run() {
       << function_.name() << "' (" << function_.loc().file << ").\n"
       << "// One program instance is one threadgroup of " << options_.num_warps
       << " SIMD groups (" << out.threads_per_threadgroup << " threads).\n"
-      << "#include <metal_stdlib>\nusing namespace metal;\n\n"
+      << "#include <metal_stdlib>\nusing namespace metal;\n"
+      // Triton's enable_fp_fusion: whether a * b + c may be one fma. Not
+      // Metal's fast math (NaN and inf are values here).
+      << "#pragma clang fp contract("
+      << (options_.enable_fp_fusion ? "fast" : "off") << ")\n\n"
       << MslHelpers() << "\n"
       << "#ifdef __MTLEMU__\n#define mtlemu_device_assert(c) do { if (!(c)) "
          "__builtin_trap(); } while (0)\n#else\n#define "

@@ -33,6 +33,9 @@ namespace mtlemu::triton::lower {
 
 struct LowerOptions {
   int num_warps = 4;  // SIMD groups per program (Triton's num_warps)
+  // Triton's enable_fp_fusion: a * b + c may become one fma (true, its
+  // default), or every multiply and add rounds on its own.
+  bool enable_fp_fusion = true;
 };
 
 // One argument of the lowered kernel: the IR function's argument `name`,

@@ -27,7 +27,7 @@ _MISSING = object()
 
 # Launch options Triton takes that mean nothing on an Apple GPU.
 IGNORED_OPTIONS = (
-    "num_stages", "num_ctas", "maxnreg", "waves_per_eu", "enable_fp_fusion",
+    "num_stages", "num_ctas", "maxnreg", "waves_per_eu",
     "matrix_instr_nonkdim", "kpack", "launch_cooperative_grid", "launch_pdl",
     "num_buffers_warp_spec", "num_consumer_groups", "reg_dec_producer",
     "reg_inc_consumer", "debug", "sanitize_overflow", "instrumentation_mode",
@@ -353,6 +353,13 @@ class JITFunction(KernelInterface):
 
     def run(self, *args, grid, warmup, **kwargs):
         num_warps = kwargs.pop("num_warps", None) if "num_warps" not in self._param_set else None
+        fp_fusion = None
+        if "enable_fp_fusion" not in self._param_set:
+            fp_fusion = kwargs.pop("enable_fp_fusion", None)
+        if fp_fusion is None:
+            from .. import knobs
+            fp_fusion = knobs.language.default_fp_fusion
+        fp_fusion = bool(fp_fusion)
         ignored = [k for k in IGNORED_OPTIONS if k in kwargs and k not in self._param_set]
         for k in ignored:
             kwargs.pop(k)
@@ -362,7 +369,7 @@ class JITFunction(KernelInterface):
         values = self._bind(args, kwargs)
         device = _device.current_device()
         classified = {}
-        key = [device.chip, num_warps]
+        key = [device.chip, num_warps, fp_fusion]
         for i, (name, value) in enumerate(values.items()):
             c = arguments.classify(name, value)
             classified[name] = c
@@ -379,7 +386,7 @@ class JITFunction(KernelInterface):
         key.append(tuple(globals_))
         key = tuple(key)
         compiled = self._compiled.get(
-            key, lambda: self._compile(device, classified, globals_, num_warps))
+            key, lambda: self._compile(device, classified, globals_, num_warps, fp_fusion))
         if warmup:
             return compiled
         if callable(grid):
@@ -393,7 +400,7 @@ class JITFunction(KernelInterface):
         CompiledKernel (asm, n_regs, metadata)."""
         return self.run(*args, grid=grid, warmup=True, **kwargs)
 
-    def _compile(self, device, classified, globals_, num_warps):
+    def _compile(self, device, classified, globals_, num_warps, fp_fusion=True):
         file, text, paths = self._source()
         args = []
         for name, c in classified.items():
@@ -403,7 +410,8 @@ class JITFunction(KernelInterface):
                 args.append((name, c[0], c[1]))
         try:
             core = _core.compile(device, file, text, self.__name__, args,
-                                 globals_, paths, num_warps, _module_cache_dir())
+                                 globals_, paths, num_warps, _module_cache_dir(),
+                                 enable_fp_fusion=fp_fusion)
         except _core.CompilationError as e:
             if "more than Metal's 32 KB" in str(e):
                 raise OutOfResources(str(e)) from None
