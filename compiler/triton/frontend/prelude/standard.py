@@ -376,6 +376,32 @@ def _scale_to(scale, dtype: tl.constexpr):
 
 
 @triton.jit
+def _as_format(v, fmt_dtype: tl.constexpr, bits_dtype: tl.constexpr):
+    # An operand as its format's dtype: itself, or its bits reinterpreted.
+    if v.dtype != fmt_dtype:
+        tl.static_assert(v.dtype == bits_dtype,
+                         "a dot_scaled operand is of its format's dtype or "
+                         "the unsigned integer of its width")
+        v = v.to(fmt_dtype, bitcast=True)
+    return v
+
+
+@triton.jit
+def _spread(t, group: tl.constexpr, is_lhs: tl.constexpr):
+    # Per-block values [rows or columns, K // group] (or with a batch
+    # dimension first) repeated over their blocks, in the operand's shape:
+    # [.., M, K] for the lhs, [.., K, N] for the rhs.
+    rank: tl.constexpr = len(t.shape)
+    t = tl.broadcast_to(tl.expand_dims(t, rank), t.shape + (group,))
+    t = tl.reshape(t, t.shape[:-2] + (t.shape[-2] * group,))
+    if is_lhs:
+        return t
+    if rank == 2:
+        return tl.permute(t, (1, 0))
+    return tl.permute(t, (0, 2, 1))
+
+
+@triton.jit
 def _mx_operand(v, scale, fmt: tl.constexpr, dtype: tl.constexpr,
                 is_lhs: tl.constexpr, k_pack: tl.constexpr):
     # Operand `v` in format `fmt` as a `dtype` tensor of its logical shape,
@@ -386,56 +412,25 @@ def _mx_operand(v, scale, fmt: tl.constexpr, dtype: tl.constexpr,
     if fmt == "e2m1":
         x = _unpack_e2m1(v, dtype, is_lhs == k_pack)
     elif fmt == "e4m3":
-        if v.dtype != tl.float8e4nv:
-            tl.static_assert(v.dtype == tl.uint8,
-                             "e4m3 operands are float8e4nv or uint8")
-            v = v.to(tl.float8e4nv, bitcast=True)
-        x = v.to(dtype)
+        x = _as_format(v, tl.float8e4nv, tl.uint8).to(dtype)
     elif fmt == "e5m2":
-        if v.dtype != tl.float8e5:
-            tl.static_assert(v.dtype == tl.uint8,
-                             "e5m2 operands are float8e5 or uint8")
-            v = v.to(tl.float8e5, bitcast=True)
-        x = v.to(dtype)
+        x = _as_format(v, tl.float8e5, tl.uint8).to(dtype)
     elif fmt == "bf16":
-        if v.dtype != tl.bfloat16:
-            tl.static_assert(v.dtype == tl.uint16,
-                             "bf16 operands are bfloat16 or uint16")
-            v = v.to(tl.bfloat16, bitcast=True)
-        x = v.to(dtype)
+        x = _as_format(v, tl.bfloat16, tl.uint16).to(dtype)
     else:
         tl.static_assert(fmt == "fp16",
                          "formats are e2m1, e4m3, e5m2, bf16 and fp16")
-        if v.dtype != tl.float16:
-            tl.static_assert(v.dtype == tl.uint16,
-                             "fp16 operands are float16 or uint16")
-            v = v.to(tl.float16, bitcast=True)
-        x = v.to(dtype)
+        x = _as_format(v, tl.float16, tl.uint16).to(dtype)
     if scale is not None:
-        rank: tl.constexpr = len(x.shape)
         k: tl.constexpr = x.shape[-1] if is_lhs else x.shape[-2]
         group: tl.constexpr = k // scale.shape[-1]
         tl.static_assert(group * scale.shape[-1] == k,
                          "a scale's last dimension must divide K")
-        s = _scale_to(scale, dtype)
-        s = tl.broadcast_to(tl.expand_dims(s, rank), s.shape + (group,))
-        s = tl.reshape(s, scale.shape[:-1] + (k,))
-        if not is_lhs:
-            if rank == 2:
-                s = tl.permute(s, (1, 0))
-            else:
-                s = tl.permute(s, (0, 2, 1))
-        x = x * s
+        x = x * _spread(_scale_to(scale, dtype), group, is_lhs)
         if scale.dtype == tl.uint8:
-            nan_scale = tl.broadcast_to(tl.expand_dims(scale, rank),
-                                        scale.shape + (group,))
-            nan_scale = tl.reshape(nan_scale == 0xFF, scale.shape[:-1] + (k,))
-            if not is_lhs:
-                if rank == 2:
-                    nan_scale = tl.permute(nan_scale, (1, 0))
-                else:
-                    nan_scale = tl.permute(nan_scale, (0, 2, 1))
-            x = tl.where(nan_scale, float("nan"), x)
+            # An e8m0 scale of 0xFF is NaN.
+            x = tl.where(_spread(scale == 0xFF, group, is_lhs), float("nan"),
+                         x)
     return x
 
 
