@@ -56,8 +56,11 @@ inline constexpr TypeSet kIntegers = kSignedInts | kUnsignedInts;
 inline constexpr TypeSet kNumeric = kIntegers | kFloats;
 inline constexpr TypeSet kSignedOrFloat = kSignedInts | kFloats;
 inline constexpr TypeSet kAnyType = kNumeric | Bit(ScalarType::kBool);
+// 64-bit integer atomics are mtlemu's extension: Metal has atomic_ulong
+// min and max only (Apple8+, MSL 2.4).
 inline constexpr TypeSet kAtomicInts =
-    Bit(ScalarType::kInt) | Bit(ScalarType::kUInt);
+    Bit(ScalarType::kInt) | Bit(ScalarType::kUInt) | Bit(ScalarType::kLong) |
+    Bit(ScalarType::kULong);
 inline constexpr TypeSet kAtomicTypes = kAtomicInts | Bit(ScalarType::kFloat);
 inline constexpr TypeSet kMatrixTypes =
     Bit(ScalarType::kHalf) | Bit(ScalarType::kFloat);

@@ -102,6 +102,9 @@ if [[ "$mode" == thread || "$mode" == all ]]; then
   # and interrupts that cancel the workers) with atomics, barriers and
   # faults whose report must not depend on the thread that found them; and
   # host threads committing command buffers on one device at once.
+  # emu_atomics_test's spin lock (compare-exchange, plain loads and stores,
+  # exchange, over thousands of threadgroups) is a data race to TSan unless
+  # the emulator's atomics order the plain accesses across host threads.
   tsan_tests=(
     emu_atomics_test
     emu_barrier_test

@@ -2,6 +2,7 @@
 // registers (narrow integers are extended as their type says, half/bfloat
 // bits land in the low 16 bits); a contiguous, fully active access takes
 // one translation (and a 32-bit one a single copy).
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -218,9 +219,18 @@ void Store(ExecContext& ctx, const DecodedInstruction& d) {
 // --- atomics
 // -------------------------------------------------------------------
 
+// Every atomic is sequentially consistent, whatever order the kernel asked
+// for: Metal's memory_order_relaxed, and Triton's acquire, release and
+// acq_rel, all get at least the order they asked for. A lock made of an
+// atomic compare-exchange, plain loads and stores and an atomic exchange
+// then protects its data across the host threads that run threadgroups
+// (the plain accesses of one thread are in program order in its host
+// thread, and the atomics synchronise the host threads).
+constexpr auto kAtomicOrder = std::memory_order_seq_cst;
+
 template <Opcode op, typename T>
 T AtomicApply(std::atomic_ref<T> ref, T v, T desired) {
-  constexpr auto kOrder = std::memory_order_relaxed;
+  constexpr auto kOrder = kAtomicOrder;
   if constexpr (op == Opcode::kAtomicLoad) {
     return ref.load(kOrder);
   } else if constexpr (op == Opcode::kAtomicStore) {
@@ -259,12 +269,12 @@ template <Opcode op>
 uint32_t AtomicFloat(std::atomic_ref<uint32_t> ref, uint32_t v_bits) {
   if constexpr (op == Opcode::kAtomicAdd || op == Opcode::kAtomicSub) {
     const float v = std::bit_cast<float>(v_bits);
-    uint32_t old = ref.load(std::memory_order_relaxed);
+    uint32_t old = ref.load(kAtomicOrder);
     while (true) {
       const float f = std::bit_cast<float>(old);
       const float next = op == Opcode::kAtomicAdd ? f + v : f - v;
       if (ref.compare_exchange_weak(old, std::bit_cast<uint32_t>(next),
-                                    std::memory_order_relaxed)) {
+                                    kAtomicOrder)) {
         return old;
       }
     }
@@ -273,8 +283,49 @@ uint32_t AtomicFloat(std::atomic_ref<uint32_t> ref, uint32_t v_bits) {
   }
 }
 
+// The C++ type an atomic of ISA type T works on.
+template <ScalarType T>
+using AtomicWord = std::conditional_t<
+    T == ScalarType::kInt, int32_t,
+    std::conditional_t<
+        T == ScalarType::kLong, int64_t,
+        std::conditional_t<T == ScalarType::kULong, uint64_t, uint32_t>>>;
+
+// Where an atomic of `bytes` at `address` works, or nullptr after recording
+// the fault; `in_bounds` receives how many of its bytes lie in the buffer.
+// A 32-bit device atomic may reach past the end of a buffer whose length is
+// not a multiple of 4 into the rest of its last word, as on a GPU (a Metal
+// buffer is whole pages): a compare-and-swap loop on the word that holds a
+// 16-bit element (Triton's fp16 and bf16 atomics) reaches there for a
+// buffer's last element. Those bytes are written back as they were read.
+uint8_t* AtomicTarget(ExecContext& ctx, AddressSpace space, uint64_t address,
+                      uint32_t bytes, bool writes, int lane,
+                      const MemoryRegion*& cache, uint32_t& in_bounds) {
+  in_bounds = bytes;
+  if (bytes == 4 && space == AddressSpace::kDevice && address % 4 == 0) {
+    const MemoryRegion* r = cache;
+    if (r == nullptr || address < r->base || address - r->base >= r->length) {
+      r = ctx.device->Find(address, 1);
+    }
+    if (r != nullptr) {
+      const uint64_t offset = address - r->base;
+      const uint64_t word_end = (r->length + 3) & ~uint64_t{3};
+      if (offset + bytes <= word_end) {
+        cache = r;
+        in_bounds = static_cast<uint32_t>(
+            std::min<uint64_t>(bytes, r->length - offset));
+        return r->host + offset;
+      }
+    }
+  }
+  return Translate(ctx, space, address, bytes, writes, lane, cache);
+}
+
 template <Opcode op, ScalarType T>
 void Atomic(ExecContext& ctx, const DecodedInstruction& d) {
+  using W = AtomicWord<T>;
+  using U = std::make_unsigned_t<W>;
+  constexpr uint32_t kBytes = sizeof(W);
   // What this thread streamed before is visible before the atomic is.
   FenceStreamedStores(ctx);
   const isa::OpShape shape = opcode_traits::ShapeOf(op);
@@ -287,41 +338,53 @@ void Atomic(ExecContext& ctx, const DecodedInstruction& d) {
   const uint32_t* desired = shape == isa::OpShape::kAtomicCas
                                 ? ctx.Slot(d.slot[mem_pos + 2])
                                 : nullptr;
+  // A 64-bit value is a register pair: the high halves follow the low ones.
+  const auto read = [](const uint32_t* r, int l) -> U {
+    if constexpr (kBytes == 8) {
+      return static_cast<U>(r[l]) | (static_cast<U>(r[l + kLanes]) << 32);
+    } else {
+      return r[l];
+    }
+  };
   const MemoryRegion* cache = nullptr;
   const bool writes = op != Opcode::kAtomicLoad;
   // Lanes apply their operations in lane order.
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
     const uint64_t address = LaneAddress(ctx, d.mem, d.mem.wide_base, l);
-    uint8_t* p = Translate(ctx, d.mem.space, address, 4, writes, l, cache);
+    uint32_t in_bounds;
+    uint8_t* p = AtomicTarget(ctx, d.mem.space, address, kBytes, writes, l,
+                              cache, in_bounds);
     if (p == nullptr) return;
-    if (reinterpret_cast<uintptr_t>(p) % 4 != 0) {
-      RecordFault(ctx, FaultKind::kMisalignedAtomic, d.mem.space, l, address, 4,
-                  writes);
+    if (reinterpret_cast<uintptr_t>(p) % kBytes != 0) {
+      RecordFault(ctx, FaultKind::kMisalignedAtomic, d.mem.space, l, address,
+                  kBytes, writes);
       return;
     }
     if (ctx.memory_checker != nullptr) [[unlikely]] {
       ctx.memory_checker->MemoryAccess(
-          d, d.mem.space, l, address, 4,
+          d, d.mem.space, l, address, in_bounds,
           op == Opcode::kAtomicLoad    ? AccessType::kAtomicRead
           : op == Opcode::kAtomicStore ? AccessType::kAtomicWrite
                                        : AccessType::kAtomicUpdate);
     }
-    const uint32_t v = value ? value[l] : 0;
-    const uint32_t w = desired ? desired[l] : 0;
-    uint32_t old;
+    const U v = value ? read(value, l) : 0;
+    const U w = desired ? read(desired, l) : 0;
+    U old;
     if constexpr (T == ScalarType::kFloat) {
       old = AtomicFloat<op>(
           std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(p)), v);
-    } else if constexpr (T == ScalarType::kInt) {
-      old = static_cast<uint32_t>(AtomicApply<op, int32_t>(
-          std::atomic_ref<int32_t>(*reinterpret_cast<int32_t*>(p)),
-          static_cast<int32_t>(v), static_cast<int32_t>(w)));
     } else {
-      old = AtomicApply<op, uint32_t>(
-          std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(p)), v, w);
+      old = static_cast<U>(
+          AtomicApply<op, W>(std::atomic_ref<W>(*reinterpret_cast<W*>(p)),
+                             static_cast<W>(v), static_cast<W>(w)));
     }
-    if (dst) dst[l] = old;
+    if (dst) {
+      dst[l] = static_cast<uint32_t>(old);
+      if constexpr (kBytes == 8) {
+        dst[l + kLanes] = static_cast<uint32_t>(old >> 32);
+      }
+    }
   });
 }
 
@@ -332,6 +395,10 @@ Handler ForAtomic(ScalarType t) {
       return &Atomic<op, ScalarType::kInt>;
     case ScalarType::kUInt:
       return &Atomic<op, ScalarType::kUInt>;
+    case ScalarType::kLong:
+      return &Atomic<op, ScalarType::kLong>;
+    case ScalarType::kULong:
+      return &Atomic<op, ScalarType::kULong>;
     case ScalarType::kFloat:
       if constexpr (opcode_traits::Accepts(op, ScalarType::kFloat)) {
         return &Atomic<op, ScalarType::kFloat>;

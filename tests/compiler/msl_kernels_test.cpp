@@ -2,7 +2,10 @@
 // checked against a C++ reference loop.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -175,6 +178,64 @@ kernel void histogram(device const uchar* data [[buffer(0)]],
   std::vector<uint32_t> expected(16);
   for (uint8_t v : data) ++expected[v % 16];
   EXPECT_EQ(h.Read<uint32_t>(1), expected);
+}
+
+TEST(MslKernels, SixtyFourBitAtomics) {
+  // atomic_ulong and atomic_long (mtlemu's extension of MSL): sums that
+  // carry past bit 32, signed and unsigned min and max, and a threadgroup
+  // counter, against the same folds on the host.
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void wide(device const ulong* in [[buffer(0)]],
+                 device atomic_ulong* u [[buffer(1)]],
+                 device atomic_long* s [[buffer(2)]],
+                 uint id [[thread_position_in_grid]],
+                 uint tid [[thread_index_in_threadgroup]]) {
+  threadgroup atomic_ulong count;
+  if (tid == 0) atomic_store_explicit(&count, 0ul, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  const ulong v = in[id];
+  atomic_fetch_add_explicit(&u[0], v, memory_order_relaxed);
+  atomic_fetch_max_explicit(&u[1], v, memory_order_relaxed);
+  atomic_fetch_min_explicit(&u[2], v, memory_order_relaxed);
+  atomic_fetch_xor_explicit(&u[3], v, memory_order_relaxed);
+  atomic_fetch_max_explicit(&s[0], long(v), memory_order_relaxed);
+  atomic_fetch_min_explicit(&s[1], long(v), memory_order_relaxed);
+  atomic_fetch_add_explicit(&count, 1ul << 32, memory_order_relaxed);
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  if (tid == 0) {
+    atomic_fetch_add_explicit(&u[4], atomic_load_explicit(&count, memory_order_relaxed),
+                              memory_order_relaxed);
+  }
+})",
+                            "wide");
+  const uint32_t n = 4096;
+  std::vector<uint64_t> in(n);
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  for (uint64_t& v : in) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    v = x;
+  }
+  h.SetBuffer(0, in);
+  h.SetBuffer(1, std::vector<uint64_t>{0, 0, ~uint64_t{0}, 0, 0});
+  h.SetBuffer(2, std::vector<int64_t>{INT64_MIN, INT64_MAX});
+  ASSERT_TRUE(Runs(h, {n}, {256}));
+  uint64_t sum = 0, umax = 0, umin = ~uint64_t{0}, x_or = 0;
+  int64_t smax = INT64_MIN, smin = INT64_MAX;
+  for (uint64_t v : in) {
+    sum += v;
+    umax = std::max(umax, v);
+    umin = std::min(umin, v);
+    x_or ^= v;
+    smax = std::max(smax, static_cast<int64_t>(v));
+    smin = std::min(smin, static_cast<int64_t>(v));
+  }
+  EXPECT_EQ(h.Read<uint64_t>(1),
+            (std::vector<uint64_t>{sum, umax, umin, x_or, uint64_t{n} << 32}));
+  EXPECT_EQ(h.Read<int64_t>(2), (std::vector<int64_t>{smax, smin}));
 }
 
 TEST(MslKernels, CompileErrorsNameTheLine) {

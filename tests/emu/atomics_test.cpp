@@ -1,6 +1,7 @@
-// Atomics on int and uint in device and threadgroup memory, float atomics in
-// device memory: returned old values, final values under contention from
-// many threadgroups and host threads, and misaligned addresses.
+// Atomics on int, uint, long and ulong in device and threadgroup memory,
+// float atomics in device memory: returned old values, final values under
+// contention from many threadgroups and host threads, a spin lock guarding
+// plain loads and stores across host threads, and misaligned addresses.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -528,6 +529,304 @@ TEST(AtomicsTest, HistogramMatchesReference) {
       h.SetBuffer(1, std::vector<uint32_t>(256, 0));
       ASSERT_TRUE(Runs(h, {kGroups * kGroupSize}, {kGroupSize}));
       EXPECT_EQ(h.Read<uint32_t>(1), want);
+    }
+  }
+}
+
+// --- 64-bit integers
+// ------------------------------------------------------------
+
+// An operation on 64-bit words: the new value from old a, operand v and
+// (cas) desired w.
+struct Atomic64Op {
+  const char* name;
+  Form form;
+  uint64_t (*apply)(uint64_t a, uint64_t v, uint64_t w, bool is_signed);
+};
+void PrintTo(const Atomic64Op& op, std::ostream* os) { *os << op.name; }
+
+uint64_t Min64(uint64_t a, uint64_t v, uint64_t, bool is_signed) {
+  return is_signed ? static_cast<uint64_t>(std::min(static_cast<int64_t>(a),
+                                                    static_cast<int64_t>(v)))
+                   : std::min(a, v);
+}
+uint64_t Max64(uint64_t a, uint64_t v, uint64_t, bool is_signed) {
+  return is_signed ? static_cast<uint64_t>(std::max(static_cast<int64_t>(a),
+                                                    static_cast<int64_t>(v)))
+                   : std::max(a, v);
+}
+
+const Atomic64Op k64Ops[] = {
+    {"atomic_add", Form::kRmw,
+     [](uint64_t a, uint64_t v, uint64_t, bool) { return a + v; }},
+    {"atomic_sub", Form::kRmw,
+     [](uint64_t a, uint64_t v, uint64_t, bool) { return a - v; }},
+    {"atomic_min", Form::kRmw, Min64},
+    {"atomic_max", Form::kRmw, Max64},
+    {"atomic_and", Form::kRmw,
+     [](uint64_t a, uint64_t v, uint64_t, bool) { return a & v; }},
+    {"atomic_or", Form::kRmw,
+     [](uint64_t a, uint64_t v, uint64_t, bool) { return a | v; }},
+    {"atomic_xor", Form::kRmw,
+     [](uint64_t a, uint64_t v, uint64_t, bool) { return a ^ v; }},
+    {"atomic_exchange", Form::kRmw,
+     [](uint64_t, uint64_t v, uint64_t, bool) { return v; }},
+    {"atomic_compare_exchange", Form::kCas,
+     [](uint64_t a, uint64_t v, uint64_t w, bool) { return a == v ? w : a; }},
+    {"atomic_load", Form::kLoad,
+     [](uint64_t a, uint64_t, uint64_t, bool) { return a; }},
+    {"atomic_store", Form::kStore,
+     [](uint64_t, uint64_t v, uint64_t, bool) { return v; }},
+};
+
+const IntType kI64 = {"i64", true};
+const IntType kU64 = {"u64", false};
+
+using Op64Param = std::tuple<Atomic64Op, IntType, bool /*threadgroup*/>;
+
+std::string Op64Name(const ::testing::TestParamInfo<Op64Param>& info) {
+  const auto& [op, type, threadgroup] = info.param;
+  return fmt::format("{}_{}_{}", op.name, type.suffix,
+                     threadgroup ? "threadgroup" : "device");
+}
+
+// OwnWordKernel on 64-bit words: the operand in r10:r11, desired in
+// r12:r13, the old value into r14:r15.
+std::string OwnWord64Kernel(const Atomic64Op& op, const IntType& t,
+                            bool threadgroup) {
+  const std::string space = threadgroup ? "threadgroup" : "device";
+  const std::string address = threadgroup ? "r7*8" : "u0 + r0*8";
+  const std::string mnemonic =
+      fmt::format("{}.{}.{}", op.name, space, t.suffix);
+  std::string inst;
+  switch (op.form) {
+    case Form::kRmw:
+      inst = fmt::format("{} r14, [{}], r10", mnemonic, address);
+      break;
+    case Form::kCas:
+      inst = fmt::format("{} r14, [{}], r10, r12", mnemonic, address);
+      break;
+    case Form::kLoad:
+      inst = fmt::format("{} r14, [{}]", mnemonic, address);
+      break;
+    case Form::kStore:
+      inst = fmt::format("{} [{}], r10\n    mov.u64 r14, 0", mnemonic, address);
+      break;
+  }
+  std::string s =
+      ".kernel own_word\n"
+      ".buffer 0 u0 device ulong mem\n"
+      ".buffer 1 u2 device ulong operand\n"
+      ".buffer 2 u4 device ulong desired\n"
+      ".buffer 3 u6 device ulong old\n"
+      ".threadgroup_memory 512\n"
+      "    mov.u32 r0, %thread_position_in_grid.x\n"
+      "    mov.u32 r7, %thread_index_in_threadgroup\n"
+      "    ld.device.u64 r10, [u2 + r0*8]\n"
+      "    ld.device.u64 r12, [u4 + r0*8]\n";
+  if (threadgroup) {
+    s += "    ld.device.u64 r8, [u0 + r0*8]\n"
+         "    st.threadgroup.u64 [r7*8], r8\n    " +
+         inst +
+         "\n"
+         "    ld.threadgroup.u64 r8, [r7*8]\n"
+         "    st.device.u64 [u0 + r0*8], r8\n";
+  } else {
+    s += "    " + inst + "\n";
+  }
+  return s +
+         "    st.device.u64 [u6 + r0*8], r14\n"
+         "    exit\n"
+         ".end\n";
+}
+
+class Atomic64OpTest : public ::testing::TestWithParam<Op64Param> {};
+
+TEST_P(Atomic64OpTest, OwnWordGetsTheOperationAndReturnsTheOldValue) {
+  const auto& [op, type, threadgroup] = GetParam();
+  constexpr int kThreads = 128;
+  std::mt19937_64 rng(64);
+  std::vector<uint64_t> mem(kThreads), operand(kThreads), desired(kThreads);
+  for (int i = 0; i < kThreads; ++i) {
+    // Values that differ in the high half only, carries across bit 32,
+    // the extremes of both signednesses.
+    const uint64_t pick[] = {0u,
+                             1u,
+                             0xffffffffu,
+                             0x100000000u,
+                             0x1ffffffffu,
+                             0x7fffffffffffffffu,
+                             0x8000000000000000u,
+                             0xffffffff00000000u,
+                             0xfffffffffffffffeu,
+                             rng()};
+    mem[i] = pick[rng() % 10];
+    operand[i] = pick[rng() % 10];
+    desired[i] = rng();
+    if (op.form == Form::kCas && i % 2 == 0) operand[i] = mem[i];
+  }
+  KernelHarness h(OwnWord64Kernel(op, type, threadgroup));
+  h.SetBuffer(0, mem);
+  h.SetBuffer(1, operand);
+  h.SetBuffer(2, desired);
+  h.SetBuffer(3, std::vector<uint64_t>(kThreads, 0xdeadbeefdeadbeefu));
+  ASSERT_TRUE(Runs(h, {kThreads}, {64}));
+  const std::vector<uint64_t> final_mem = h.Read<uint64_t>(0);
+  const std::vector<uint64_t> old = h.Read<uint64_t>(3);
+  for (int i = 0; i < kThreads; ++i) {
+    EXPECT_EQ(final_mem[i],
+              op.apply(mem[i], operand[i], desired[i], type.is_signed))
+        << "thread " << i << ": " << mem[i] << " op " << operand[i];
+    EXPECT_EQ(old[i], op.form == Form::kStore ? 0u : mem[i]) << "thread " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, Atomic64OpTest,
+                         ::testing::Combine(::testing::ValuesIn(k64Ops),
+                                            ::testing::Values(kI64, kU64),
+                                            ::testing::Bool()),
+                         Op64Name);
+
+TEST(AtomicsTest, SixtyFourBitCounterCarriesFromManyThreadgroups) {
+  // 1024 threadgroups x 64 threads add 2^32 - 1 and subtract 2^32 + 1 from
+  // 64-bit words: exact in both halves on one host thread and on all.
+  constexpr char kIsa[] = R"(
+.kernel count64
+.buffer 0 u0 device ulong counter
+    mov.u64 r0, 0xffffffff
+    atomic_add.device.u64 r2, [u0], r0
+    mov.u64 r0, 0x100000001
+    atomic_sub.device.i64 r2, [u0 + 8], r0
+    mov.u32 r4, %thread_position_in_grid.x
+    cvt.u64.u32 r6, r4
+    atomic_max.device.u64 r2, [u0 + 16], r6
+    exit
+.end
+)";
+  constexpr uint64_t kThreads = 1024 * 64;
+  for (int host_threads : {1, 0}) {
+    KernelHarness h(kIsa, "", "m1", host_threads);
+    h.SetBuffer(0, std::vector<uint64_t>{0, 0, 0});
+    ASSERT_TRUE(Runs(h, {kThreads}, {64}));
+    const std::vector<uint64_t> c = h.Read<uint64_t>(0);
+    EXPECT_EQ(c[0], kThreads * 0xffffffffu) << host_threads;
+    EXPECT_EQ(static_cast<int64_t>(c[1]),
+              -static_cast<int64_t>(kThreads * 0x100000001u))
+        << host_threads;
+    EXPECT_EQ(c[2], kThreads - 1) << host_threads;
+  }
+}
+
+TEST(AtomicsTest, MisalignedSixtyFourBitAtomicFaults) {
+  // 4-byte aligned is not enough for a 64-bit atomic.
+  KernelHarness h(R"(
+.kernel misaligned
+.buffer 0 u0 device ulong data
+    mov.u64 r0, 1
+    atomic_add.device.u64 r2, [u0 + 4], r0
+    exit
+.end
+)");
+  h.SetBuffer(0, std::vector<uint64_t>(4, 0));
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  ASSERT_TRUE(h.DispatchThreads({1}, {1}).ok());
+  ASSERT_NE(h.error(), nullptr) << "no fault";
+  EXPECT_EQ(h.error()->fault.kind, emu::FaultKind::kMisalignedAtomic);
+}
+
+TEST(AtomicsTest, WordAtomicReachesTheRestOfABuffersLastWord) {
+  // A buffer of three 16-bit elements (6 bytes): the word at offset 4
+  // holds the last one and two bytes past the end, which a 16-bit
+  // compare-and-swap loop works on; the word at 8 is out of bounds.
+  constexpr char kIsa[] = R"(
+.kernel last_word
+.buffer 0 u0 device ushort data
+.buffer 1 u2 device uint old
+    mov.u32 r0, %thread_position_in_grid.x
+    mul.u32 r1, r0, 4
+    atomic_or.device.u32 r2, [u0 + r1], 0x00010001
+    st.device.u32 [u2 + r0*4], r2
+    exit
+.end
+)";
+  {
+    KernelHarness h(kIsa);
+    h.SetBuffer(0, std::vector<uint16_t>{0x10, 0x20, 0x30});
+    h.SetBuffer(1, std::vector<uint32_t>(2, 0xdeadbeef));
+    ASSERT_TRUE(Runs(h, {2}, {2}));
+    EXPECT_EQ(h.Read<uint16_t>(0), (std::vector<uint16_t>{0x11, 0x21, 0x31}));
+    EXPECT_EQ(h.Read<uint32_t>(1)[0], 0x00200010u);
+    EXPECT_EQ(h.Read<uint32_t>(1)[1] & 0xffffu, 0x30u);
+  }
+  KernelHarness h(kIsa);
+  h.SetBuffer(0, std::vector<uint16_t>{0x10, 0x20, 0x30});
+  h.SetBuffer(1, std::vector<uint32_t>(3, 0));
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  ASSERT_TRUE(h.DispatchThreads({3}, {3}).ok());
+  ASSERT_NE(h.error(), nullptr) << "no fault";
+  EXPECT_EQ(h.error()->fault.kind, emu::FaultKind::kOutOfBounds);
+  EXPECT_EQ(h.error()->fault.lane, 2);
+}
+
+// --- a spin lock across host threads
+// ------------------------------------------
+
+// Thread 0 of each threadgroup takes the lock (a compare-exchange loop),
+// adds 1 to 64 words with plain loads and stores, and releases it with an
+// exchange. An update lost between host threads shows as a count below the
+// number of threadgroups; an exchange that returns 0 shows a release of a
+// lock nobody held.
+constexpr char kSpinLock[] = R"(
+.kernel spin_lock
+.buffer 0 u0 device {type} lock
+.buffer 1 u2 device uint data
+.buffer 2 u4 device uint bad_release
+    mov.u32 r0, %thread_index_in_threadgroup
+    bnz r0, done, done
+    mov.{t} r8, 0
+    mov.{t} r10, 1
+spin:
+    atomic_compare_exchange.device.{t} r12, [u0], r8, r10
+    ne.{t} r1, r12, r8
+    bnz r1, spin, locked
+locked:
+    mov.u32 r2, 0
+copy:
+    ld.device.u32 r3, [u2 + r2*4]
+    add.u32 r3, r3, 1
+    st.device.u32 [u2 + r2*4], r3
+    add.u32 r2, r2, 1
+    lt.u32 r4, r2, 64
+    bnz r4, copy, copied
+copied:
+    atomic_exchange.device.{t} r12, [u0], r8
+    ne.{t} r1, r12, r10
+    bz r1, done, done
+    atomic_add.device.u32 r5, [u4], 1
+done:
+    exit
+.end
+)";
+
+TEST(AtomicsTest, SpinLockKeepsEveryUpdateAcrossHostThreads) {
+  constexpr int kGroups = 3000;
+  for (const char* t : {"u32", "u64"}) {
+    const std::string isa = fmt::format(
+        kSpinLock, fmt::arg("t", t),
+        fmt::arg("type", std::string_view(t) == "u32" ? "uint" : "ulong"));
+    for (int host_threads : {0, 4}) {
+      for (int run = 0; run < 5; ++run) {
+        SCOPED_TRACE(
+            fmt::format("{}, {} host threads, run {}", t, host_threads, run));
+        KernelHarness h(isa, "", "m1", host_threads);
+        h.SetBuffer(0, std::vector<uint64_t>{0});
+        h.SetBuffer(1, std::vector<uint32_t>(64, 0));
+        h.SetBuffer(2, std::vector<uint32_t>{0});
+        ASSERT_TRUE(Runs(h, {kGroups * 32}, {32}));
+        EXPECT_EQ(h.Read<uint32_t>(1), std::vector<uint32_t>(64, kGroups));
+        EXPECT_EQ(h.Read<uint32_t>(2)[0], 0u);
+        EXPECT_EQ(h.Read<uint64_t>(0)[0], 0u);
+      }
     }
   }
 }

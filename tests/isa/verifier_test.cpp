@@ -155,8 +155,12 @@ TEST(VerifierTest, Types) {
                        "type f32 is not allowed for rem"));
   EXPECT_TRUE(HasError(KernelWith("    sqrt.i32 r0, r1"),
                        "type i32 is not allowed for sqrt"));
-  EXPECT_TRUE(HasError(KernelWith("    atomic_add.device.u64 r0, [u0], 1"),
-                       "type u64 is not allowed for atomic_add"));
+  EXPECT_TRUE(HasError(KernelWith("    atomic_add.device.u16 r0, [u0], 1"),
+                       "type u16 is not allowed for atomic_add"));
+  EXPECT_TRUE(HasError(KernelWith("    atomic_min.device.f32 r0, [u0], r1"),
+                       "type f32 is not allowed for atomic_min"));
+  EXPECT_TRUE(
+      Verify(KernelWith("    atomic_add.device.u64 r0, [u0], r2")).empty());
   EXPECT_TRUE(HasError(KernelWith("    simdgroup_load.device.bf16 r0, [u0], 8"),
                        "type bf16 is not allowed for simdgroup_load"));
   // cvt takes any type on either side.

@@ -114,64 +114,192 @@ void KernelLowering::EmitStore(const ir::Operation& op) {
   }
 }
 
+namespace {
+
+// Metal's atomic functions take memory_order_relaxed only; Triton's `sem`
+// is given by device fences around the atomic (the emulator's atomics are
+// sequentially consistent in any case). `scope` cta is the threadgroup,
+// gpu and sys the device (Metal has no wider scope).
+std::string Fence(const ir::Operation& op) {
+  const std::string scope = op.string_attr("scope") == "cta"
+                                ? "thread_scope_threadgroup"
+                                : "thread_scope_device";
+  return "atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, " +
+         scope + ");";
+}
+
+// The new value of a read-modify-write `kind` from the old value `o` and
+// operand `v`, both of MSL type `type` (Triton's ints are unsigned MSL
+// types; `sig` is the signed type of the same width).
+std::string RmwValue(const std::string& kind, const std::string& type,
+                     const std::string& sig, const std::string& o,
+                     const std::string& v, bool is_float) {
+  if (kind == "exch") return v;
+  if (kind == "fadd" || (kind == "add" && is_float)) {
+    return type + "(float(" + o + ") + float(" + v + "))";
+  }
+  if (kind == "add") return type + "(" + o + " + " + v + ")";
+  if (kind == "and") return type + "(" + o + " & " + v + ")";
+  if (kind == "or") return type + "(" + o + " | " + v + ")";
+  if (kind == "xor") return type + "(" + o + " ^ " + v + ")";
+  if (is_float && (kind == "max" || kind == "min")) {
+    // Triton's order (a signed integer max where the operand's sign bit is
+    // clear, an unsigned min where it is set): the bits ordered as
+    // -NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN.
+    const bool wide = type == "float";
+    const std::string u = wide ? "uint" : "ushort";
+    const std::string sign = wide ? "0x80000000u" : "0x8000u";
+    const auto key = [&](const std::string& x) {
+      const std::string b = "as_type<" + u + ">(" + x + ")";
+      return "((" + b + " & " + sign + ") != 0u ? (" + u + ")~" + b + " : (" +
+             u + ")(" + b + " | " + sign + "))";
+    };
+    return "(" + key(v) + (kind == "max" ? " > " : " < ") + key(o) + " ? " + v +
+           " : " + o + ")";
+  }
+  if (kind == "max")
+    return type + "(max((" + sig + ")" + o + ", (" + sig + ")" + v + "))";
+  if (kind == "min")
+    return type + "(min((" + sig + ")" + o + ", (" + sig + ")" + v + "))";
+  if (kind == "umax") return type + "(max(" + o + ", " + v + "))";
+  if (kind == "umin") return type + "(min(" + o + ", " + v + "))";
+  return "";
+}
+
+}  // namespace
+
 std::string KernelLowering::AtomicExpr(const ir::Operation& op,
                                        const std::string& ptr,
                                        const std::string& val,
                                        const std::string& cmp) {
   const ir::Type* t = op.result()->type()->ScalarType();
-  const std::string order = "memory_order_relaxed";
-  if (op.code() == OpCode::kAtomicCAS) {
-    if (t->bits() != 32) {
-      Fail("tt.atomic_cas on " + t->ToString() +
-           ": the Metal lowering supports 32-bit compare-and-swap only");
-    }
-    const std::string bits = t->IsFloat() ? "as_type<uint>(" : "(";
-    // Metal's compare-exchange is weak: retry while it failed spuriously.
-    const std::string e = NewTemp("expected");
-    Line("uint " + e + " = " + bits + cmp + ");");
-    Line("while (!atomic_compare_exchange_weak_explicit((device atomic_uint*)" +
-         ptr + ", &" + e + ", " + bits + val + "), " + order + ", " + order +
-         ") && " + e + " == " + bits + cmp + ")) {}");
-    return t->IsFloat() ? "as_type<float>(" + e + ")" : e;
+  const std::string type = TypeOf(t);
+  const bool cas = op.code() == OpCode::kAtomicCAS;
+  const std::string kind = cas ? "cas" : op.string_attr("atomic_rmw_op");
+  const std::string sem = op.string_attr("sem");
+  const bool acquire = sem != "relaxed" && sem != "release";
+  const bool release = sem != "relaxed" && sem != "acquire";
+  const std::string relaxed = "memory_order_relaxed";
+  const int bits = t->bits();
+  const bool is_float = t->IsFloat();
+  if (bits != 16 && bits != 32 && bits != 64) {
+    Fail("tt.atomic on " + t->ToString() +
+         ": atomics take 16-, 32- and 64-bit elements");
   }
-  const std::string kind = op.string_attr("atomic_rmw_op");
-  if (t->IsFloat()) {
-    if (!t->IsFloat() || t->bits() != 32 ||
-        (kind != "fadd" && kind != "exch")) {
-      Fail("tt.atomic_rmw " + kind + " on " + t->ToString() +
-           ": Metal has float atomics for 32-bit add and exchange only");
+  if (!cas && RmwValue(kind, type, "int", "o", "v", is_float).empty()) {
+    Fail("unknown atomic_rmw_op '" + kind + "' on " + t->ToString());
+  }
+  if (is_float && (kind == "and" || kind == "or" || kind == "xor" ||
+                   kind == "umax" || kind == "umin")) {
+    Fail("tt.atomic_rmw " + kind + " on " + t->ToString() +
+         ": a bitwise or unsigned operation on a float");
+  }
+  const std::string result = NewTemp("old");
+  Line(type + " " + result + ";");
+  if (release) Line(Fence(op));
+  if (bits == 16) {
+    // No 16-bit atomics: a compare-exchange loop on the aligned 32-bit word
+    // that holds the element, replacing only its half.
+    const std::string w = NewTemp("word"), sh = NewTemp("shift"),
+                      o = NewTemp("seen"), h = NewTemp("half");
+    const std::string bits_of = is_float ? "as_type<ushort>" : "ushort";
+    Line("{");
+    ++indent_;
+    Line("device atomic_uint* " + w + " = (device atomic_uint*)((ulong)(" +
+         ptr + ") & ~3ul);");
+    Line("const uint " + sh + " = uint((ulong)(" + ptr + ") & 2ul) * 8u;");
+    Line("uint " + o + " = atomic_load_explicit(" + w + ", " + relaxed + ");");
+    Line("while (true) {");
+    ++indent_;
+    const std::string cur =
+        is_float ? "as_type<" + type + ">((ushort)(" + o + " >> " + sh + "))"
+                 : "(" + type + ")(" + o + " >> " + sh + ")";
+    Line("const " + type + " " + h + " = " + cur + ";");
+    std::string next;
+    if (cas) {
+      Line("if (" + bits_of + "(" + h + ") != " + bits_of + "((" + type + ")(" +
+           cmp + "))) break;");
+      next = "(" + type + ")(" + val + ")";
+    } else {
+      next = RmwValue(kind, type, "short", h, "(" + type + ")(" + val + ")",
+                      is_float);
     }
+    const std::string n = NewTemp("desired");
+    Line("const uint " + n + " = (" + o + " & ~(0xffffu << " + sh +
+         ")) | (uint(" + bits_of + "((" + type + ")(" + next + "))) << " + sh +
+         ");");
+    Line("if (atomic_compare_exchange_weak_explicit(" + w + ", &" + o + ", " +
+         n + ", " + relaxed + ", " + relaxed + ")) break;");
+    --indent_;
+    Line("}");
+    Line(result + " = " + cur + ";");
+    --indent_;
+    Line("}");
+  } else if (cas) {
+    // Compare-and-swap on the bits. Metal's compare-exchange is weak: retry
+    // while it failed spuriously.
+    const std::string word = bits == 64 ? "ulong" : "uint";
+    const std::string bits_of = is_float ? "as_type<uint>(" : "(" + word + ")(";
+    const std::string e = NewTemp("expected");
+    Line(word + " " + e + " = " + bits_of + cmp + ");");
+    Line("while (!atomic_compare_exchange_weak_explicit((device atomic_" +
+         word + "*)" + ptr + ", &" + e + ", " + bits_of + val + "), " +
+         relaxed + ", " + relaxed + ") && " + e + " == " + bits_of + cmp +
+         ")) {}");
+    Line(result + " = " + (is_float ? "as_type<float>(" + e + ")" : e) + ";");
+  } else if (is_float && (kind == "fadd" || kind == "exch")) {
+    // Metal's atomic_float: add and exchange.
     const std::string f = kind == "fadd" ? "atomic_fetch_add_explicit"
                                          : "atomic_exchange_explicit";
-    return f + "((device atomic_float*)" + ptr + ", " + val + ", " + order +
-           ")";
+    Line(result + " = " + f + "((device atomic_float*)" + ptr + ", " + val +
+         ", " + relaxed + ");");
+  } else if (is_float) {
+    // float max and min: a compare-exchange loop on the bits.
+    const std::string o = NewTemp("seen"), n = NewTemp("desired");
+    const std::string w = "(device atomic_uint*)" + ptr;
+    Line("{");
+    ++indent_;
+    Line("uint " + o + " = atomic_load_explicit(" + w + ", " + relaxed + ");");
+    Line("while (true) {");
+    ++indent_;
+    Line("const uint " + n + " = as_type<uint>((float)(" +
+         RmwValue(kind, type, "int", "as_type<float>(" + o + ")",
+                  "(float)(" + val + ")", true) +
+         "));");
+    Line("if (" + n + " == " + o +
+         " || atomic_compare_exchange_weak_explicit(" + w + ", &" + o + ", " +
+         n + ", " + relaxed + ", " + relaxed + ")) break;");
+    --indent_;
+    Line("}");
+    Line(result + " = as_type<float>(" + o + ");");
+    --indent_;
+    Line("}");
+  } else {
+    // Integers (Triton's are unsigned MSL types): signed min and max on the
+    // signed atomic type.
+    const bool is_signed = kind == "max" || kind == "min";
+    const std::string word = bits == 64 ? (is_signed ? "long" : "ulong")
+                                        : (is_signed ? "int" : "uint");
+    std::string f;
+    if (kind == "add")
+      f = "atomic_fetch_add_explicit";
+    else if (kind == "and")
+      f = "atomic_fetch_and_explicit";
+    else if (kind == "or")
+      f = "atomic_fetch_or_explicit";
+    else if (kind == "xor")
+      f = "atomic_fetch_xor_explicit";
+    else if (kind == "max" || kind == "umax")
+      f = "atomic_fetch_max_explicit";
+    else if (kind == "min" || kind == "umin")
+      f = "atomic_fetch_min_explicit";
+    else
+      f = "atomic_exchange_explicit";
+    Line(result + " = (" + type + ")" + f + "((device atomic_" + word + "*)" +
+         ptr + ", (" + word + ")(" + val + "), " + relaxed + ");");
   }
-  if (t->bits() != 32) {
-    Fail("tt.atomic_rmw " + kind + " on " + t->ToString() +
-         ": the Metal lowering supports 32-bit integer atomics only");
-  }
-  const bool is_signed = kind == "max" || kind == "min";
-  const std::string at = is_signed ? "atomic_int" : "atomic_uint";
-  const std::string v = is_signed ? "(int)" + val : val;
-  std::string f;
-  if (kind == "add")
-    f = "atomic_fetch_add_explicit";
-  else if (kind == "and")
-    f = "atomic_fetch_and_explicit";
-  else if (kind == "or")
-    f = "atomic_fetch_or_explicit";
-  else if (kind == "xor")
-    f = "atomic_fetch_xor_explicit";
-  else if (kind == "max" || kind == "umax")
-    f = "atomic_fetch_max_explicit";
-  else if (kind == "min" || kind == "umin")
-    f = "atomic_fetch_min_explicit";
-  else if (kind == "exch")
-    f = "atomic_exchange_explicit";
-  else
-    Fail("unknown atomic_rmw_op '" + kind + "'");
-  return "(uint)" + f + "((device " + at + "*)" + ptr + ", " + v + ", " +
-         order + ")";
+  if (acquire) Line(Fence(op));
+  return result;
 }
 
 void KernelLowering::EmitAtomic(const ir::Operation& op) {

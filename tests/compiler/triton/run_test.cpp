@@ -51,7 +51,8 @@ struct Launch {
   // Compiles and runs; returns "" or the error.
   std::string Run(const std::string& kernel, MTLSize grid, int num_warps = 4) {
     TritonRequest r;
-    r.file = kKernels;
+    r.file = ttir.empty() ? kKernels : "kernel.ttir";
+    if (!ttir.empty()) r.source = ttir;
     r.kernel = kernel;
     r.args = args;
     r.num_warps = num_warps;
@@ -69,6 +70,7 @@ struct Launch {
     return "";
   }
   std::string msl;
+  std::string ttir;  // the kernel as TTIR text, if set (else basics.py)
 };
 
 template <class T>
@@ -157,6 +159,122 @@ TEST(TritonRun, MatmulFp32) {
       for (int k = 0; k < K; ++k) want += double(a[i * K + k]) * b[k * N + j];
       ASSERT_NEAR(got[i * N + j], want, 1e-4 + 1e-5 * std::fabs(want))
           << i << "," << j;
+    }
+  }
+}
+
+// TTIR atomics that Triton's front end does not make but its IR allows:
+// max, min and exch on fp16 and bf16 elements (compare-and-swap loops on
+// the 32-bit word), and max/min on fp32 (a CAS loop in Triton's order:
+// -0.0 < +0.0), with 32 lanes on 3 addresses.
+std::string FloatRmwTtir(const std::string& kind, const std::string& t) {
+  const std::string tp = "tensor<32x!tt.ptr<" + t + ">>";
+  return "module {\n"
+         "  tt.func public @k(%z: !tt.ptr<" +
+         t + ">, %x: !tt.ptr<" + t +
+         ">) {\n"
+         "    %r = tt.make_range {end = 32 : i32, start = 0 : i32} : "
+         "tensor<32xi32>\n"
+         "    %c3 = arith.constant dense<3> : tensor<32xi32>\n"
+         "    %k = arith.remsi %r, %c3 : tensor<32xi32>\n"
+         "    %zs = tt.splat %z : !tt.ptr<" +
+         t + "> -> " + tp +
+         "\n"
+         "    %zp = tt.addptr %zs, %k : " +
+         tp +
+         ", tensor<32xi32>\n"
+         "    %xs = tt.splat %x : !tt.ptr<" +
+         t + "> -> " + tp +
+         "\n"
+         "    %xp = tt.addptr %xs, %r : " +
+         tp +
+         ", tensor<32xi32>\n"
+         "    %v = tt.load %xp : " +
+         tp +
+         "\n"
+         "    %m = arith.constant dense<true> : tensor<32xi1>\n"
+         "    %o = tt.atomic_rmw " +
+         kind + ", acq_rel, gpu, %zp, %v, %m : (" + tp + ", tensor<32x" + t +
+         ">, tensor<32xi1>) -> tensor<32x" + t +
+         ">\n"
+         "    tt.return\n"
+         "  }\n"
+         "}\n";
+}
+
+// Float bits <-> the 16-bit formats, for values they hold exactly.
+uint16_t HalfBits(float f) {
+  // Exact for the small values used here: sign, exponent, 10 bits.
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  const uint32_t sign = (b >> 16) & 0x8000u;
+  if ((b & 0x7fffffffu) == 0) return static_cast<uint16_t>(sign);
+  const int exp = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
+  return static_cast<uint16_t>(sign | (exp << 10) | ((b >> 13) & 0x3ffu));
+}
+uint16_t BfloatBits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return static_cast<uint16_t>(b >> 16);
+}
+
+TEST(TritonRun, TtirFloatMaxMinExchangeOnEveryWidth) {
+  // Address a gets the values of lists[a]; max starts from -0.0, min from
+  // +0.0, so the order of the zeros decides addresses 0 and 1.
+  const std::vector<std::vector<float>> lists = {
+      {-0.0f, 0.0f, -2.0f, -0.25f}, {0.0f, -0.0f, 1.5f}, {4.0f, -2.0f, -0.0f}};
+  std::vector<float> x(32);
+  for (int i = 0; i < 32; ++i) {
+    const auto& list = lists[i % 3];
+    x[i] = list[(i / 3) % list.size()];
+  }
+  // Triton's order of floats: by value, -0.0 below +0.0.
+  const auto below = [](float a, float b) {
+    return a < b || (a == b && std::signbit(a) && !std::signbit(b));
+  };
+  for (const std::string kind : {"max", "min", "exch"}) {
+    for (const std::string t : {"f16", "bf16", "f32"}) {
+      if (kind == "exch" && t == "f32") continue;
+      SCOPED_TRACE(kind + " " + t);
+      const float init = kind == "max" ? -0.0f : kind == "min" ? 0.0f : 1.0f;
+      std::vector<float> want(3, init);
+      for (int i = 0; i < 32; ++i) {
+        float& z = want[i % 3];
+        if (kind == "max" && below(z, x[i])) z = x[i];
+        if (kind == "min" && below(x[i], z)) z = x[i];
+      }
+      Launch l;
+      l.ttir = FloatRmwTtir(kind, t);
+      const auto bits = t == "f16" ? HalfBits : BfloatBits;
+      std::shared_ptr<Buffer> z;
+      if (t == "f32") {
+        z = l.Buffer("z", "fp32", std::vector<float>(3, init));
+        l.Buffer("x", "fp32", x);
+      } else {
+        std::vector<uint16_t> xb(32);
+        for (int i = 0; i < 32; ++i) xb[i] = bits(x[i]);
+        const char* dtype = t == "f16" ? "fp16" : "bf16";
+        z = l.Buffer("z", dtype, std::vector<uint16_t>(3, bits(init)));
+        l.Buffer("x", dtype, xb);
+      }
+      ASSERT_EQ(l.Run("k", {1, 1, 1}, 1), "") << l.msl;
+      for (int a = 0; a < 3; ++a) {
+        if (t == "f32") {
+          const float got = Read<float>(z)[a];
+          EXPECT_EQ(got, want[a]) << a;
+          EXPECT_EQ(std::signbit(got), std::signbit(want[a])) << a;
+          continue;
+        }
+        const uint16_t got = Read<uint16_t>(z)[a];
+        if (kind == "exch") {
+          // Some lane of the address stored last.
+          bool found = false;
+          for (int i = a; i < 32; i += 3) found |= got == bits(x[i]);
+          EXPECT_TRUE(found) << a << ": " << got;
+        } else {
+          EXPECT_EQ(got, bits(want[a])) << a;
+        }
+      }
     }
   }
 }
