@@ -397,5 +397,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("trace") = py::none(), py::arg("host_threads") = 0,
         py::arg("checks") = "",
         "Launches a compiled kernel over `grid` programs.");
+  m.def("builtin_module_names", &mtlemu::triton::frontend::BuiltinModuleNames,
+        py::arg("module"),
+        "The names the C++ front end gives kernels in a builtin module "
+        "('triton.language', 'triton.language.math'...), sorted.");
   m.def("chips", &Chips, "The chips: (name, marketing name, GPU cores).");
 }

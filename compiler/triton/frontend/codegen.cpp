@@ -389,6 +389,14 @@ CodeGen::Flow CodeGen::ExecIf(const py::IfStmt& s, const py::Body& body,
     return ExecBody(cond.Truthy() ? s.body : s.orelse, 0, frame);
   }
   SetLoc(s.loc, frame);
+  if (cond.is_tensor() && cond.tensor().is_block() &&
+      cond.tensor().numel() == 1) {
+    // Triton's `if` on a one-element tensor: its element (`.item()`).
+    std::optional<PyValue> item =
+        compilation_.LookupGlobal(compilation_.prelude(), "item", s.loc);
+    cond = CallJit(item->function(), {cond}, {}, s.loc, &frame);
+    SetLoc(s.loc, frame);
+  }
   Tensor c = Condition(cond);
   ir::Builder& b = builder();
   const bool returns = ContainsReturn(s.body) || ContainsReturn(s.orelse);

@@ -70,11 +70,43 @@ std::optional<PyValue> DTypeAttribute(const DType* d, const std::string& n) {
       Fail("'" + d->Name() + "' has no attribute 'int_bitwidth'");
     return PyValue::Int(d->bits());
   }
-  if (n == "fp_mantissa_width") return PyValue::Int(d->mantissa_bits());
-  if (n == "name") return PyValue::String(d->Name());
+  if (n == "int_signedness") {
+    if (!d->is_int())
+      Fail("'" + d->Name() + "' has no attribute 'int_signedness'");
+    return PyValue::Int(d->is_int_signed() ? 0 : 1);  // dtype.SIGNEDNESS
+  }
+  if (n == "itemsize") return PyValue::Int(d->bits() / 8);
+  if (n == "fp_mantissa_width" || n == "exponent_bias") {
+    if (!d->is_floating()) {
+      Fail("'" + d->Name() + "' has no attribute '" + n + "'");
+    }
+    if (n == "fp_mantissa_width") return PyValue::Int(d->mantissa_bits());
+    // Triton's biases: IEEE's 2^(e-1)-1 but for the fp8 formats that
+    // say otherwise (e4b15, e4b8, e5b16 in their names).
+    using F = ir::FloatFormat;
+    switch (d->float_format()) {
+      case F::kF8E4M3FN:
+        return PyValue::Int(7);
+      case F::kF8E4M3FNUZ:
+        return PyValue::Int(8);
+      case F::kF8E4M3B11FNUZ:
+        return PyValue::Int(15);
+      case F::kF8E5M2:
+        return PyValue::Int(15);
+      case F::kF8E5M2FNUZ:
+        return PyValue::Int(16);
+      default: {
+        const int exponent_bits = d->bits() - 1 - d->mantissa_bits();
+        return PyValue::Int((1 << (exponent_bits - 1)) - 1);
+      }
+    }
+  }
+  if (n == "name" || n == "cache_key_part") return PyValue::String(d->Name());
   if (n == "scalar") return PyValue::DTypeValue(d);
   if (n == "address_space") return PyValue::Int(d->address_space());
-  if (n.rfind("is_", 0) == 0 || n == "to_ir") {
+  if (n.rfind("is_", 0) == 0 || n == "to_ir" || n == "kind" ||
+      n == "get_int_max_value" || n == "get_int_min_value" ||
+      n == "codegen_name") {
     return PyValue::DTypeMethod(d, n);
   }
   return std::nullopt;
@@ -541,6 +573,15 @@ PyValue CodeGen::EvalAttribute(const py::AttributeExpr& e, Frame& frame) {
   PyValue v = Eval(*e.value, frame);
   SetLoc(e.loc, frame);
   const std::string& n = e.attr;
+  // A number assigned in a kernel is a tensor in Triton's code generator
+  // (`acc = 0; acc = acc.to(tl.int64)`, `val = 1; val.dtype`): its tensor
+  // attributes and methods are those of the tensor it makes.
+  if ((v.is(PyValue::Kind::kInt) || v.is(PyValue::Kind::kFloat) ||
+       v.is(PyValue::Kind::kBool)) &&
+      (n == "dtype" || n == "type" || n == "shape" || n == "numel" ||
+       FindBuiltin(kTensor, n) || compilation_.IsTensorMethod(n))) {
+    v = PyValue::TensorValue(semantic().ToTensor(v));
+  }
   switch (v.kind()) {
     case PyValue::Kind::kModule: {
       const ModuleScope* m = v.module();

@@ -64,9 +64,19 @@ const ModuleScope::Global* FindKernel(Compilation& c, const ModuleScope* m,
                                       const std::string& name,
                                       const std::string& file) {
   auto it = m->globals().find(name);
-  if (it == m->globals().end() ||
-      it->second.kind != ModuleScope::Global::Kind::kFunction ||
-      !it->second.jit) {
+  const auto is_jit = [](const ModuleScope::Global& g) {
+    return g.kind == ModuleScope::Global::Kind::kFunction && g.jit;
+  };
+  if (it == m->globals().end() || !is_jit(it->second)) {
+    // `kernel = triton.jit(impl)`: the jit function is impl's, under
+    // another module-level name.
+    for (auto jt = m->globals().begin(); jt != m->globals().end(); ++jt) {
+      if (is_jit(jt->second) && jt->second.function->name == name) {
+        return &jt->second;
+      }
+    }
+  }
+  if (it == m->globals().end() || !is_jit(it->second)) {
     std::string known;
     for (const auto& [n, g] : m->globals()) {
       if (g.kind == ModuleScope::Global::Kind::kFunction && g.jit) {
@@ -467,6 +477,15 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
     return out;
   } catch (const CompileError& e) {
     return Error{Format(e, &compilation, request.file, request.source)};
+  }
+}
+
+std::vector<std::string> BuiltinModuleNames(const std::string& dotted) {
+  Compilation compilation({});
+  try {
+    return compilation.BuiltinModuleNames(dotted);
+  } catch (const CompileError&) {
+    return {};  // the prelude did not parse: no compile works either
   }
 }
 

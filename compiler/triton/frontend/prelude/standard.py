@@ -10,7 +10,7 @@ import triton.language as tl
 # Functions that are also tensor methods (x.sum(axis=1)).
 _TENSOR_METHODS = ("sum", "max", "min", "argmax", "argmin", "xor_sum",
                    "reduce_or", "cumsum", "cumprod", "sort", "flip", "ravel",
-                   "sigmoid", "softmax")
+                   "sigmoid", "softmax", "item")
 
 
 @triton.jit
@@ -243,6 +243,20 @@ def cumsum(input, axis=0, reverse=False, dtype=None):
 def cumprod(input, axis=0, reverse=False):
     input = _no_bf16(input)
     return tl.associative_scan(input, axis, _multiply, reverse)
+
+
+@triton.jit
+def _first(a, b):
+    return a
+
+
+@triton.jit
+def item(input):
+    """The element of a one-element tensor, as a scalar (Triton's unsplat)."""
+    if len(input.shape) == 0:
+        return input
+    tl.static_assert(input.numel == 1, "item(): can only unsplat single-element tensors")
+    return tl.reduce(tl.reshape(input, (1,)), 0, _first)
 
 
 # --- permutations ----------------------------------------------------------
