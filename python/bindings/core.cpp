@@ -349,7 +349,11 @@ PYBIND11_MODULE(_core, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const CompileFailure& e) {
-      compile_error(e.message.c_str());
+      // Triton's CompilationError keeps its message in error_message too.
+      py::object type = compile_error;
+      py::object exc = type(py::str(e.message));
+      exc.attr("error_message") = e.message;
+      PyErr_SetObject(compile_error.ptr(), exc.ptr());
     } catch (const LaunchFailure& e) {
       py::object type = launch_error;
       py::object exc = type(py::str(e.message));

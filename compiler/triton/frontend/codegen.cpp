@@ -441,8 +441,9 @@ CodeGen::Flow CodeGen::ExecIf(const py::IfStmt& s, const py::Body& body,
     if (!SameType(merged[0], merged[1]) &&
         !(merged[0].is_constexpr() && merged[1].is_constexpr() &&
           merged[0].Equals(merged[1]))) {
-      Fail("the branches of an `if` return values of different types: " +
-           TypeOf(merged[0]) + " and " + TypeOf(merged[1]));
+      Fail("Return type mismatch: " + TypeOf(merged[0]) + " and " +
+           TypeOf(merged[1]) +
+           " (the branches of an `if` return values of different types)");
     }
     std::vector<Tensor> ts[2];
     for (int i = 0; i < 2; ++i) {

@@ -572,7 +572,11 @@ PyValue CodeGen::EvalBoolOp(const py::BoolOpExpr& e, Frame& frame) {
 PyValue CodeGen::EvalAttribute(const py::AttributeExpr& e, Frame& frame) {
   PyValue v = Eval(*e.value, frame);
   SetLoc(e.loc, frame);
-  const std::string& n = e.attr;
+  return Attribute(std::move(v), e.attr, e.loc);
+}
+
+PyValue CodeGen::Attribute(PyValue v, const std::string& n,
+                           const SourceLocation& loc) {
   // A number assigned in a kernel is a tensor in Triton's code generator
   // (`acc = 0; acc = acc.to(tl.int64)`, `val = 1; val.dtype`): its tensor
   // attributes and methods are those of the tensor it makes.
@@ -586,10 +590,9 @@ PyValue CodeGen::EvalAttribute(const py::AttributeExpr& e, Frame& frame) {
     case PyValue::Kind::kModule: {
       const ModuleScope* m = v.module();
       if (m->kind() == ModuleScope::Kind::kForeign) {
-        return compilation_.ModuleAttribute(m, n, e.loc).value();
+        return compilation_.ModuleAttribute(m, n, loc).value();
       }
-      if (std::optional<PyValue> a =
-              compilation_.ModuleAttribute(m, n, e.loc)) {
+      if (std::optional<PyValue> a = compilation_.ModuleAttribute(m, n, loc)) {
         return *a;
       }
       Fail("module '" + m->name() + "' has no attribute '" + n + "'");
@@ -617,7 +620,7 @@ PyValue CodeGen::EvalAttribute(const py::AttributeExpr& e, Frame& frame) {
       }
       if (compilation_.IsTensorMethod(n)) {
         std::optional<PyValue> f =
-            compilation_.LookupGlobal(compilation_.prelude(), n, e.loc);
+            compilation_.LookupGlobal(compilation_.prelude(), n, loc);
         if (f && f->is(PyValue::Kind::kFunction)) {
           return PyValue::BoundFunction(f->function(), v);
         }

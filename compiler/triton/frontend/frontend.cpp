@@ -109,6 +109,18 @@ std::vector<KernelParam> ParamsOf(const py::FunctionDefStmt& def) {
   return params;
 }
 
+// `tl.const`, `const`, "tl.const": a parameter pointing to constant data.
+bool IsConstAnnotation(const py::Expr* e) {
+  if (e == nullptr) return false;
+  if (const auto* a = py::As<py::AttributeExpr>(e)) return a->attr == "const";
+  if (const auto* n = py::As<py::NameExpr>(e)) return n->id == "const";
+  if (const auto* c = py::As<py::ConstantExpr>(e)) {
+    return c->type == py::ConstantExpr::Type::kString &&
+           (c->string_value == "tl.const" || c->string_value == "const");
+  }
+  return false;
+}
+
 PyValue ConstexprOf(const KernelArg& a) {
   switch (a.kind) {
     case KernelArg::Kind::kInt:
@@ -428,7 +440,9 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
           frame.locals[a.name] = PyValue::None();
           continue;
         case KernelArg::Kind::kPointer:
-          dtype = DType::Pointer(given->dtype);
+          // `p: tl.const`: a pointer to data the kernel only reads.
+          dtype = DType::Pointer(given->dtype, 1,
+                                 IsConstAnnotation(a.annotation.get()));
           info.divisibility = 16;
           break;
         case KernelArg::Kind::kInt: {
