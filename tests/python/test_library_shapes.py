@@ -300,3 +300,124 @@ def test_hasattr_on_tl_answers_for_real_names_only():
     names = triton_metal._core.builtin_module_names("triton.language")
     assert "load" in names and names == sorted(names)
     assert triton_metal._core.builtin_module_names("no.such.module") == []
+
+
+# --- what Triton's own tests write in kernels --------------------------------
+
+@triton_metal.jit
+def python_numbers_are_tensors(out_ptr, lo, hi):
+    acc = 0
+    acc = acc.to(tl.int64)  # a number assigned in a kernel is a tensor
+    for i in range(lo, hi):
+        acc += i
+    tl.store(out_ptr, acc)
+    one = 1
+    tl.store(out_ptr + 1, tl.full((), 7, dtype=one.dtype) + one.dtype.primitive_bitwidth)
+
+
+def test_numbers_assigned_in_a_kernel_have_tensor_methods():
+    out = np.zeros(2, np.int64)
+    lo, hi = 2 ** 35, 2 ** 35 + 20
+    python_numbers_are_tensors[(1,)](out, lo, hi)
+    assert out[0] == sum(range(lo, hi)) and out[1] == 7 + 32
+
+
+@triton_metal.jit
+def item_and_unsplat(x_ptr, EXPLICIT: tl.constexpr):
+    first = tl.load(x_ptr + tl.arange(0, 1))  # one element
+    cond = first > 42
+    if EXPLICIT:
+        cond = cond.item()
+    if cond:
+        tl.store(x_ptr + 1, first.item() * 2)
+    tl.store(x_ptr + 2, tl.full((1, 1), 5, tl.int32).item() + tl.full((), 1, tl.int32).item())
+
+
+@pytest.mark.parametrize("explicit", [False, True])
+@pytest.mark.parametrize("value", [41, 43])
+def test_item_and_if_on_a_one_element_tensor(explicit, value):
+    x = np.array([value, -1, 0], np.int32)
+    item_and_unsplat[(1,)](x, EXPLICIT=explicit)
+    np.testing.assert_array_equal(x, [value, value * 2 if value > 42 else -1, 6])
+
+
+@triton_metal.jit
+def getattr_with_a_constant_name(x_ptr, y_ptr, out_ptr, OP: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    r = getattr(tl, OP)(x, y)
+    if hasattr(tl, "no_such_builtin"):
+        r = r * 0
+    tl.store(out_ptr + offs, getattr(r, "to")(tl.float32) + getattr(tl, "nothing", 1.5))
+
+
+@pytest.mark.parametrize("op, ref", [("maximum", np.maximum), ("minimum", np.minimum)])
+def test_getattr_on_tl_with_a_constexpr_string(op, ref):
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((2, 32)).astype(np.float32)
+    out = np.zeros(32, np.float32)
+    getattr_with_a_constant_name[(1,)](x, y, out, OP=op, N=32)
+    np.testing.assert_array_equal(out, ref(x, y) + 1.5)
+
+
+@triton_metal.jit
+def transposes(x_ptr, out_ptr):
+    # tl.trans without dims swaps the last two dimensions (Triton's rule).
+    i = tl.arange(0, 2)[:, None, None] * 32 + tl.arange(0, 4)[None, :, None] * 8 + \
+        tl.arange(0, 8)[None, None, :]
+    x = tl.load(x_ptr + i)
+    o = tl.arange(0, 2)[:, None, None] * 32 + tl.arange(0, 8)[None, :, None] * 4 + \
+        tl.arange(0, 4)[None, None, :]
+    tl.store(out_ptr + o, tl.trans(x))
+
+
+def test_trans_of_a_3d_tensor_swaps_its_last_two_dimensions():
+    x = np.arange(64, dtype=np.float32).reshape(2, 4, 8)
+    out = np.zeros((2, 8, 4), np.float32)
+    transposes[(1,)](x, out)
+    np.testing.assert_array_equal(out, x.transpose(0, 2, 1))
+
+
+@triton_metal.jit
+def reads_const(in_ptr: tl.const, out_ptr, N: tl.constexpr, CACHE: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.load(in_ptr + offs, cache_modifier=CACHE) + 1,
+             cache_modifier=".wb")
+
+
+@triton_metal.jit
+def writes_const(in_ptr: tl.const, N: tl.constexpr):
+    tl.store(in_ptr + tl.arange(0, N), 1.0)
+
+
+@triton_metal.jit
+def overflows(out_ptr):
+    huge: tl.constexpr = 0xFFFFFFFFFFFFFF
+    x = tl.full((), 32, dtype=tl.int32)
+    tl.store(out_ptr, x + huge)
+
+
+@pytest.mark.parametrize("cache", ["", ".ca", ".cg", ".cv"])
+def test_const_pointers_cache_modifiers_and_triton_errors(cache):
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    reads_const[(1,)](x, out, N=16, CACHE=cache)
+    np.testing.assert_array_equal(out, x + 1)
+    with pytest.raises(triton_metal.CompilationError) as e:
+        writes_const[(1,)](x, N=16)
+    assert "Cannot store to a constant pointer" in e.value.error_message
+    with pytest.raises(triton_metal.TritonError, match="out of range"):
+        overflows[(1,)](np.zeros(1, np.int32))
+
+
+def test_set_allocator_is_kept_per_thread():
+    from triton_metal.runtime import _allocation
+    with pytest.raises(RuntimeError, match="no allocator was set"):
+        _allocation.NullAllocator()(16, 16, None)
+    import contextvars
+    ctx = contextvars.copy_context()
+    alloc = lambda size, align, stream: np.zeros(size, np.int8)  # noqa: E731
+    ctx.run(triton_metal.set_allocator, alloc)
+    assert ctx.run(_allocation._allocator.get) is alloc
+    assert _allocation._allocator.get() is not alloc
