@@ -421,3 +421,28 @@ def test_set_allocator_is_kept_per_thread():
     ctx.run(triton_metal.set_allocator, alloc)
     assert ctx.run(_allocation._allocator.get) is alloc
     assert _allocation._allocator.get() is not alloc
+
+
+class Wrapper(triton_metal.KernelInterface):
+    """A library's launcher made at module level around a jit function."""
+
+    def __init__(self, fn, factor):
+        self.fn, self.factor = fn, factor
+
+    def run(self, *args, grid, warmup, **kwargs):
+        return self.fn.run(*args, grid=grid, warmup=warmup, FACTOR=self.factor, **kwargs)
+
+
+def _wrapped(x_ptr, out_ptr, n, FACTOR: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * FACTOR - 1, mask=mask)
+
+
+_wrapped = Wrapper(triton_metal.jit(_wrapped), 6)
+
+
+def test_a_module_level_wrapper_around_a_jit_function():
+    x, out = _arrays()
+    _wrapped[(3,)](x, out, x.size, BLOCK=128)
+    np.testing.assert_allclose(out, x * 6 - 1, rtol=1e-6)

@@ -345,6 +345,20 @@ void Compilation::ScanStatements(ModuleScope* m, const py::Body& body) {
         const auto& a = static_cast<const py::AssignStmt&>(s);
         const std::optional<G> wrapped =
             WrappedFunction(a.value.get(), globals);
+        if (!wrapped) {
+          // `K = LibraryWrapper(triton.jit(K), ...)`: a jit function passed
+          // to something else (a KernelInterface subclass) stays
+          // launchable under its def's name, kept under a key no Python
+          // name can be (FindKernel looks there).
+          if (const auto* c = py::As<py::CallExpr>(a.value.get())) {
+            for (const py::ExprPtr& arg : c->args) {
+              std::optional<G> inner = WrappedFunction(arg.get(), globals);
+              if (inner && inner->jit && py::As<py::CallExpr>(arg.get())) {
+                globals[" jit " + inner->function->name] = *inner;
+              }
+            }
+          }
+        }
         for (const py::ExprPtr& t : a.targets) {
           const auto* n = py::As<py::NameExpr>(t.get());
           if (n != nullptr && wrapped) {
