@@ -446,3 +446,15 @@ def test_a_module_level_wrapper_around_a_jit_function():
     x, out = _arrays()
     _wrapped[(3,)](x, out, x.size, BLOCK=128)
     np.testing.assert_allclose(out, x * 6 - 1, rtol=1e-6)
+
+
+def test_a_kernel_inside_a_function_sees_the_functions_imports():
+    from triton_metal.language.standard import _log2 as log2_here
+
+    @triton_metal.jit
+    def inner(out_ptr, N: tl.constexpr):
+        tl.store(out_ptr + tl.arange(0, N), tl.zeros((N,), tl.int32) + log2_here(N))
+
+    out = np.zeros(8, np.int32)
+    inner[(1,)](out, N=8)
+    np.testing.assert_array_equal(out, np.full(8, 3))

@@ -216,6 +216,14 @@ def _nested_source(fn, file, text=None):
             inner = [n for n in ast.walk(stmt)
                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not stmt]
             keep = {}
+            # The enclosing function's own imports (`from triton.language.core
+            # import constexpr_type` in a test), so that its kernels see them.
+            imports = [n for n in getattr(stmt, "body", [])
+                       if isinstance(n, (ast.Import, ast.ImportFrom))]
+            for node in imports:
+                block = lines[node.lineno - 1:node.end_lineno]
+                for i, text in enumerate(textwrap.dedent("\n".join(block)).split("\n")):
+                    keep.setdefault(node.lineno + i, text)
             for node in inner:
                 top = min([node.lineno] + [d.lineno for d in node.decorator_list])
                 block = lines[top - 1:node.end_lineno]
