@@ -227,6 +227,14 @@ PyValue HandlekReshape(BuiltinCall& call) {
   return T(call.sem().Reshape(t, shape, call.ConstBool(2)));
 }
 
+// tensor.item(): the prelude's _item (a one-element reduction).
+PyValue HandlekItem(BuiltinCall& call) {
+  std::optional<PyValue> item = call.cg.compilation().LookupGlobal(
+      call.cg.compilation().prelude(), "_item", call.loc);
+  return call.cg.CallJit(item->function(), {call.arg(0)}, {}, call.loc,
+                         &call.frame);
+}
+
 PyValue HandlekView(BuiltinCall& call) {
   Tensor t = call.AsTensor(0);
   return T(call.sem().Reshape(t, call.ConstShape(1), true));

@@ -393,7 +393,7 @@ CodeGen::Flow CodeGen::ExecIf(const py::IfStmt& s, const py::Body& body,
       cond.tensor().numel() == 1) {
     // Triton's `if` on a one-element tensor: its element (`.item()`).
     std::optional<PyValue> item =
-        compilation_.LookupGlobal(compilation_.prelude(), "item", s.loc);
+        compilation_.LookupGlobal(compilation_.prelude(), "_item", s.loc);
     cond = CallJit(item->function(), {cond}, {}, s.loc, &frame);
     SetLoc(s.loc, frame);
   }

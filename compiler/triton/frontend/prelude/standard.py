@@ -10,7 +10,7 @@ import triton.language as tl
 # Functions that are also tensor methods (x.sum(axis=1)).
 _TENSOR_METHODS = ("sum", "max", "min", "argmax", "argmin", "xor_sum",
                    "reduce_or", "cumsum", "cumprod", "sort", "flip", "ravel",
-                   "sigmoid", "softmax", "item")
+                   "sigmoid", "softmax")
 
 
 @triton.jit
@@ -251,8 +251,9 @@ def _first(a, b):
 
 
 @triton.jit
-def item(input):
-    """The element of a one-element tensor, as a scalar (Triton's unsplat)."""
+def _item(input):
+    """The element of a one-element tensor, as a scalar (Triton's unsplat:
+    `tensor.item()`, and `if` on a one-element tensor)."""
     if len(input.shape) == 0:
         return input
     tl.static_assert(input.numel == 1, "item(): can only unsplat single-element tensors")
