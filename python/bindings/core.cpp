@@ -350,7 +350,11 @@ PYBIND11_MODULE(_core, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const CompileFailure& e) {
-      compile_error(e.message.c_str());
+      // Triton's CompilationError keeps its message in error_message too.
+      py::object type = compile_error;
+      py::object exc = type(py::str(e.message));
+      exc.attr("error_message") = e.message;
+      PyErr_SetObject(compile_error.ptr(), exc.ptr());
     } catch (const LaunchFailure& e) {
       py::object type = launch_error;
       py::object exc = type(py::str(e.message));
@@ -398,5 +402,9 @@ PYBIND11_MODULE(_core, m) {
         py::arg("trace") = py::none(), py::arg("host_threads") = 0,
         py::arg("checks") = "",
         "Launches a compiled kernel over `grid` programs.");
+  m.def("builtin_module_names", &mtlemu::triton::frontend::BuiltinModuleNames,
+        py::arg("module"),
+        "The names the C++ front end gives kernels in a builtin module "
+        "('triton.language', 'triton.language.math'...), sorted.");
   m.def("chips", &Chips, "The chips: (name, marketing name, GPU cores).");
 }

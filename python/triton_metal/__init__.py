@@ -15,10 +15,12 @@ checks the installation.
 """
 from . import _core  # noqa: F401  (the C++ core)
 from . import language  # noqa: F401
-from .language.core import cdiv  # noqa: F401
+from .language.core import cdiv, constexpr_function, must_use_result  # noqa: F401
 from .runtime import (  # noqa: F401
-    CompilationError, Config, JITFunction, KernelError, OutOfResources,
-    TritonError, autotune, heuristics, jit, profile)
+    Autotuner, CompilationError, Config, Heuristics, InterpreterError,
+    JITFunction, KernelError, KernelInterface, OutOfResources, TritonError,
+    autotune, heuristics, jit, profile)
+from .runtime._allocation import set_allocator  # noqa: F401
 from .runtime.reinterpret import TensorWrapper, reinterpret  # noqa: F401
 from . import knobs  # noqa: F401
 from .runtime.device import chip, chips, get_chip, get_device_properties, set_chip  # noqa: F401
@@ -32,9 +34,3 @@ def next_power_of_2(n):
     """The smallest power of two >= n (1 for n <= 1)."""
     n = int(n)
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
-
-
-def set_allocator(allocator):
-    """Accepted for Triton's host descriptors and scratch memory; kernels
-    here need no allocator."""
-    return None

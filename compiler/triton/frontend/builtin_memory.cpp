@@ -24,7 +24,8 @@ void SetCacheAttrs(ir::Operation* op, BuiltinCall& call, int cache_arg,
   ok = false;
   for (const char* e : kEvict) ok |= evict == e;
   if (!ok) Fail("Eviction policy " + evict + " not supported");
-  if (!cache.empty()) op->set_attr("cache", cache);
+  // The IR spells them without the dot (TTIR's "ca", "cg"...).
+  if (!cache.empty()) op->set_attr("cache", cache.substr(1));
   if (!evict.empty()) op->set_attr("evict", evict);
 }
 
@@ -164,6 +165,7 @@ PyValue HandlekStore(BuiltinCall& call) {
   if (!ptr.dtype->is_ptr()) {
     Fail("Unsupported ptr type " + Semantic::TypeText(ptr) + " in `tl.store`");
   }
+  if (ptr.dtype->is_const()) Fail("Cannot store to a constant pointer");
   Tensor value = call.AsTensor(1);
   if (ptr.dtype->is_block_ptr()) {
     if (call.has(2))

@@ -251,9 +251,20 @@ PyValue HandlekPyList(BuiltinCall& call) {
   return PyValue::Tuple(Iterate(call.arg(0), "list()"));
 }
 
+// getattr(obj, NAME[, default]) with a compile-time name: obj.NAME (as
+// Triton's code generator runs it, in Python); default when obj has none.
 PyValue HandlekPyGetattr(BuiltinCall& call) {
-  Fail("getattr() is not supported in Triton kernels (name: " +
-       call.arg(1).Repr() + ")");
+  if (!call.arg(1).is(PyValue::Kind::kString)) {
+    Fail("getattr(): the attribute name must be a compile-time string, got " +
+         call.arg(1).Repr());
+  }
+  const std::string name = call.arg(1).as_string();
+  if (!call.given[2]) return call.cg.Attribute(call.arg(0), name, call.loc);
+  try {
+    return call.cg.Attribute(call.arg(0), name, call.loc);
+  } catch (const CompileError&) {
+    return call.arg(2);
+  }
 }
 
 PyValue HandlekPyHasattr(BuiltinCall& call) {
@@ -264,7 +275,12 @@ PyValue HandlekPyHasattr(BuiltinCall& call) {
                              .ModuleAttribute(obj.module(), name, call.loc)
                              .has_value());
   }
-  Fail("hasattr() is only supported on modules in Triton kernels");
+  try {
+    call.cg.Attribute(obj, name, call.loc);
+    return PyValue::Bool(true);
+  } catch (const CompileError&) {
+    return PyValue::Bool(false);
+  }
 }
 
 PyValue HandlekNextPowerOf2(BuiltinCall& call) {

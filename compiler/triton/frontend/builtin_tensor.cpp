@@ -227,6 +227,14 @@ PyValue HandlekReshape(BuiltinCall& call) {
   return T(call.sem().Reshape(t, shape, call.ConstBool(2)));
 }
 
+// tensor.item(): the prelude's _item (a one-element reduction).
+PyValue HandlekItem(BuiltinCall& call) {
+  std::optional<PyValue> item = call.cg.compilation().LookupGlobal(
+      call.cg.compilation().prelude(), "_item", call.loc);
+  return call.cg.CallJit(item->function(), {call.arg(0)}, {}, call.loc,
+                         &call.frame);
+}
+
 PyValue HandlekView(BuiltinCall& call) {
   Tensor t = call.AsTensor(0);
   return T(call.sem().Reshape(t, call.ConstShape(1), true));
@@ -237,11 +245,12 @@ PyValue HandlekTrans(BuiltinCall& call) {
   std::vector<int64_t> dims = call.ConstShape(1);
   std::vector<int> order;
   if (dims.empty()) {
-    if (t.shape.size() != 2) {
-      Fail("tl.trans without dims needs a 2-D tensor, got rank " +
-           std::to_string(t.shape.size()));
-    }
-    order = {1, 0};
+    // Triton's rule: the last two dimensions swap.
+    const int n = static_cast<int>(t.shape.size());
+    if (n < 2) Fail("tl.trans invoked with a 0- or 1-dimensional tensor");
+    for (int i = 0; i < n - 2; ++i) order.push_back(i);
+    order.push_back(n - 1);
+    order.push_back(n - 2);
   } else {
     order.assign(dims.begin(), dims.end());
   }

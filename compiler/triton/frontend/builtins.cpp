@@ -123,6 +123,14 @@ std::optional<BuiltinId> FindBuiltin(unsigned mask, std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<std::string> BuiltinNames(unsigned mask) {
+  std::vector<std::string> out;
+  for (int i = 0; i < kNumBuiltins; ++i) {
+    if (kBuiltins[i].namespaces & mask) out.emplace_back(kBuiltins[i].name);
+  }
+  return out;
+}
+
 std::string BuiltinName(BuiltinId id) {
   const BuiltinInfo& info = kBuiltins[static_cast<int>(id)];
   const unsigned ns = info.namespaces;

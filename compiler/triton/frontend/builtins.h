@@ -22,6 +22,8 @@ enum class BuiltinId : int {
 
 // The builtin called `name` in any of the namespaces `mask`, or nullopt.
 std::optional<BuiltinId> FindBuiltin(unsigned mask, std::string_view name);
+// The names of the builtins found in any of the namespaces `mask`.
+std::vector<std::string> BuiltinNames(unsigned mask);
 // Its Python name, for messages ("tl.load").
 std::string BuiltinName(BuiltinId id);
 

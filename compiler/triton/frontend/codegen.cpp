@@ -389,6 +389,14 @@ CodeGen::Flow CodeGen::ExecIf(const py::IfStmt& s, const py::Body& body,
     return ExecBody(cond.Truthy() ? s.body : s.orelse, 0, frame);
   }
   SetLoc(s.loc, frame);
+  if (cond.is_tensor() && cond.tensor().is_block() &&
+      cond.tensor().numel() == 1) {
+    // Triton's `if` on a one-element tensor: its element (`.item()`).
+    std::optional<PyValue> item =
+        compilation_.LookupGlobal(compilation_.prelude(), "_item", s.loc);
+    cond = CallJit(item->function(), {cond}, {}, s.loc, &frame);
+    SetLoc(s.loc, frame);
+  }
   Tensor c = Condition(cond);
   ir::Builder& b = builder();
   const bool returns = ContainsReturn(s.body) || ContainsReturn(s.orelse);
@@ -433,8 +441,9 @@ CodeGen::Flow CodeGen::ExecIf(const py::IfStmt& s, const py::Body& body,
     if (!SameType(merged[0], merged[1]) &&
         !(merged[0].is_constexpr() && merged[1].is_constexpr() &&
           merged[0].Equals(merged[1]))) {
-      Fail("the branches of an `if` return values of different types: " +
-           TypeOf(merged[0]) + " and " + TypeOf(merged[1]));
+      Fail("Return type mismatch: " + TypeOf(merged[0]) + " and " +
+           TypeOf(merged[1]) +
+           " (the branches of an `if` return values of different types)");
     }
     std::vector<Tensor> ts[2];
     for (int i = 0; i < 2; ++i) {

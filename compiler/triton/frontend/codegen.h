@@ -58,6 +58,9 @@ class CodeGen {
 
   // Evaluates `expr` in `frame`.
   PyValue Eval(const py::Expr& expr, Frame& frame);
+  // `v.n` (getattr(v, n) with a constant name): modules, tensors, dtypes,
+  // enums; an error naming the type when `v` has no such attribute.
+  PyValue Attribute(PyValue v, const std::string& n, const SourceLocation& loc);
   // Calls a function value (jit function, builtin, lambda) with arguments.
   PyValue Call(const PyValue& callee, std::vector<PyValue> args,
                std::vector<std::pair<std::string, PyValue>> kwargs,
@@ -108,6 +111,7 @@ class CodeGen {
   PyValue EvalIfExp(const py::IfExpExpr& e, Frame& frame);
   PyValue EvalCall(const py::CallExpr& e, Frame& frame);
   PyValue EvalAttribute(const py::AttributeExpr& e, Frame& frame);
+
   PyValue EvalSubscript(const py::SubscriptExpr& e, Frame& frame);
   PyValue EvalName(const py::NameExpr& e, Frame& frame);
   PyValue CallLambda(const PyValue& lambda, std::vector<PyValue> args,

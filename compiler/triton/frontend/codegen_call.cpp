@@ -72,6 +72,35 @@ PyValue CodeGen::Call(const PyValue& callee, std::vector<PyValue> args,
       if (n == "is_ptr") return PyValue::Bool(d->is_ptr());
       if (n == "is_block") return PyValue::Bool(false);
       if (n == "is_void") return PyValue::Bool(d->is_void());
+      if (n == "is_const") return PyValue::Bool(d->is_ptr() && d->is_const());
+      if (n == "kind") return PyValue::Int(d->kind_rank());  // dtype.KIND
+      if (n == "codegen_name") {  // fp32 -> float32, bf16 -> bfloat16
+        const std::string name = d->Name();
+        if (name == "bf16") return PyValue::String("bfloat16");
+        if (name.rfind("fp", 0) == 0) {
+          return PyValue::String("float" + name.substr(2));
+        }
+        return PyValue::String(name);
+      }
+      using F = ir::FloatFormat;
+      for (const auto& [name, format] :
+           {std::pair{"is_fp8e4nv", F::kF8E4M3FN},
+            std::pair{"is_fp8e4b8", F::kF8E4M3FNUZ},
+            std::pair{"is_fp8e4b15", F::kF8E4M3B11FNUZ},
+            std::pair{"is_fp8e5", F::kF8E5M2},
+            std::pair{"is_fp8e5b16", F::kF8E5M2FNUZ}}) {
+        if (n == name) return PyValue::Bool(d->is(format));
+      }
+      if (n == "get_int_max_value" || n == "get_int_min_value") {
+        if (!d->is_int()) Fail(d->Name() + " is not an integer type");
+        const int bits = d->bits();
+        const bool max = n == "get_int_max_value";
+        if (d->is_int_signed()) {
+          const __int128 half = static_cast<__int128>(1) << (bits - 1);
+          return PyValue::Int(max ? half - 1 : -half);
+        }
+        return PyValue::Int(max ? (static_cast<__int128>(1) << bits) - 1 : 0);
+      }
       for (int bits : {8, 16, 32, 64}) {
         if (n == "is_int" + std::to_string(bits)) {
           return PyValue::Bool(d->is_int_signed() && d->bits() == bits);

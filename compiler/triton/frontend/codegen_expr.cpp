@@ -70,12 +70,26 @@ std::optional<PyValue> DTypeAttribute(const DType* d, const std::string& n) {
       Fail("'" + d->Name() + "' has no attribute 'int_bitwidth'");
     return PyValue::Int(d->bits());
   }
-  if (n == "fp_mantissa_width") return PyValue::Int(d->mantissa_bits());
-  if (n == "exponent_bias") return PyValue::Int(d->exponent_bias());
-  if (n == "name") return PyValue::String(d->Name());
+  if (n == "int_signedness") {
+    if (!d->is_int())
+      Fail("'" + d->Name() + "' has no attribute 'int_signedness'");
+    return PyValue::Int(d->is_int_signed() ? 0 : 1);  // dtype.SIGNEDNESS
+  }
+  if (n == "itemsize") return PyValue::Int(d->bits() / 8);
+  if (n == "fp_mantissa_width" || n == "exponent_bias") {
+    if (!d->is_floating()) {
+      Fail("'" + d->Name() + "' has no attribute '" + n + "'");
+    }
+    // Both from the one table of encodings (ir::FloatEncodingOf).
+    return PyValue::Int(n == "fp_mantissa_width" ? d->mantissa_bits()
+                                                 : d->exponent_bias());
+  }
+  if (n == "name" || n == "cache_key_part") return PyValue::String(d->Name());
   if (n == "scalar") return PyValue::DTypeValue(d);
   if (n == "address_space") return PyValue::Int(d->address_space());
-  if (n.rfind("is_", 0) == 0 || n == "to_ir") {
+  if (n.rfind("is_", 0) == 0 || n == "to_ir" || n == "kind" ||
+      n == "get_int_max_value" || n == "get_int_min_value" ||
+      n == "codegen_name") {
     return PyValue::DTypeMethod(d, n);
   }
   return std::nullopt;
@@ -541,15 +555,27 @@ PyValue CodeGen::EvalBoolOp(const py::BoolOpExpr& e, Frame& frame) {
 PyValue CodeGen::EvalAttribute(const py::AttributeExpr& e, Frame& frame) {
   PyValue v = Eval(*e.value, frame);
   SetLoc(e.loc, frame);
-  const std::string& n = e.attr;
+  return Attribute(std::move(v), e.attr, e.loc);
+}
+
+PyValue CodeGen::Attribute(PyValue v, const std::string& n,
+                           const SourceLocation& loc) {
+  // A number assigned in a kernel is a tensor in Triton's code generator
+  // (`acc = 0; acc = acc.to(tl.int64)`, `val = 1; val.dtype`): its tensor
+  // attributes and methods are those of the tensor it makes.
+  if ((v.is(PyValue::Kind::kInt) || v.is(PyValue::Kind::kFloat) ||
+       v.is(PyValue::Kind::kBool)) &&
+      (n == "dtype" || n == "type" || n == "shape" || n == "numel" ||
+       FindBuiltin(kTensor, n) || compilation_.IsTensorMethod(n))) {
+    v = PyValue::TensorValue(semantic().ToTensor(v));
+  }
   switch (v.kind()) {
     case PyValue::Kind::kModule: {
       const ModuleScope* m = v.module();
       if (m->kind() == ModuleScope::Kind::kForeign) {
-        return compilation_.ModuleAttribute(m, n, e.loc).value();
+        return compilation_.ModuleAttribute(m, n, loc).value();
       }
-      if (std::optional<PyValue> a =
-              compilation_.ModuleAttribute(m, n, e.loc)) {
+      if (std::optional<PyValue> a = compilation_.ModuleAttribute(m, n, loc)) {
         return *a;
       }
       Fail("module '" + m->name() + "' has no attribute '" + n + "'");
@@ -577,7 +603,7 @@ PyValue CodeGen::EvalAttribute(const py::AttributeExpr& e, Frame& frame) {
       }
       if (compilation_.IsTensorMethod(n)) {
         std::optional<PyValue> f =
-            compilation_.LookupGlobal(compilation_.prelude(), n, e.loc);
+            compilation_.LookupGlobal(compilation_.prelude(), n, loc);
         if (f && f->is(PyValue::Kind::kFunction)) {
           return PyValue::BoundFunction(f->function(), v);
         }

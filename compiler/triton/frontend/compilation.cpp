@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <sstream>
 
 #include "compiler/triton/frontend/builtins.h"
@@ -31,6 +33,8 @@ constexpr BuiltinModuleInfo kBuiltinModules[] = {
     {"triton.language.standard", kTl},
     {"triton.language.math", kMath},
     {"triton_metal.language.math", kMath},
+    {"triton_metal.language.core", kTl},
+    {"triton_metal.language.standard", kTl},
     {"triton.language.extra", 0},
     {"triton.language.extra.cuda", 0},
     {"triton.language.extra.hip", 0},
@@ -43,6 +47,20 @@ constexpr BuiltinModuleInfo kBuiltinModules[] = {
     {"triton_metal.language.extra.libdevice", kLibdevice},
 };
 
+// Names of the builtin namespaces that are no builtins.def row: classes
+// (for isinstance and annotations), enums, constants, decorators.
+constexpr const char* kTlClasses[] = {"tensor", "dtype", "block_type",
+                                      "tuple_type", "tensor_descriptor"};
+constexpr const char* kTritonDecorators[] = {
+    "jit", "autotune", "heuristics", "constexpr_function", "must_use_result"};
+
+// The modules whose prelude names include those starting with '_' (Triton's
+// standard.py defines them, and libraries import them: _log2...).
+bool ExportsPrivatePreludeNames(const std::string& dotted) {
+  return dotted == "triton.language.standard" ||
+         dotted == "triton_metal.language.standard";
+}
+
 // The rightmost name of a decorator: jit for @triton.jit, @jit and
 // @triton.jit(...).
 std::string DecoratorName(const py::Expr* e) {
@@ -51,6 +69,43 @@ std::string DecoratorName(const py::Expr* e) {
   if (const auto* n = py::As<py::NameExpr>(e)) return n->id;
   if (const auto* a = py::As<py::AttributeExpr>(e)) return a->attr;
   return "";
+}
+
+// A function made by calls rather than decorators: `K = triton.jit(K)`,
+// `K = triton.heuristics({...})(K)`, `K = triton.autotune(...)(
+// triton.jit(K))`, `kernel = tl.core.jit(impl)`, `triton.jit(repr=f)(K)`:
+// the function's global with what the calls add, or nullopt for any other
+// expression.
+std::optional<ModuleScope::Global> WrappedFunction(
+    const py::Expr* e, const std::map<std::string, ModuleScope::Global>& g) {
+  using G = ModuleScope::Global;
+  if (const auto* n = py::As<py::NameExpr>(e)) {
+    auto it = g.find(n->id);
+    if (it == g.end() || it->second.kind != G::Kind::kFunction) {
+      return std::nullopt;
+    }
+    return it->second;
+  }
+  const auto* c = py::As<py::CallExpr>(e);
+  if (c == nullptr || c->args.size() != 1 || !c->keywords.empty() ||
+      py::As<py::StarredExpr>(c->args[0].get()) != nullptr) {
+    return std::nullopt;
+  }
+  const auto* factory = py::As<py::CallExpr>(c->func.get());
+  const std::string name = DecoratorName(c->func.get());
+  const bool decorator = name == "jit" || name == "constexpr_function" ||
+                         name == "autotune" || name == "heuristics";
+  if (!decorator ||
+      ((name == "autotune" || name == "heuristics") && factory == nullptr)) {
+    return std::nullopt;
+  }
+  std::optional<G> inner = WrappedFunction(c->args[0].get(), g);
+  if (!inner) return std::nullopt;
+  if (name == "jit") inner->jit = true;
+  if (name == "constexpr_function") inner->constexpr_function = true;
+  if (name == "autotune") inner->autotune = factory;
+  if (name == "heuristics") inner->heuristics = factory;
+  return inner;
 }
 
 bool IsStringOrEllipsis(const py::Stmt& s) {
@@ -288,8 +343,28 @@ void Compilation::ScanStatements(ModuleScope* m, const py::Body& body) {
       }
       case py::StmtKind::kAssign: {
         const auto& a = static_cast<const py::AssignStmt&>(s);
+        const std::optional<G> wrapped =
+            WrappedFunction(a.value.get(), globals);
+        if (!wrapped) {
+          // `K = LibraryWrapper(triton.jit(K), ...)`: a jit function passed
+          // to something else (a KernelInterface subclass) stays
+          // launchable under its def's name, kept under a key no Python
+          // name can be (FindKernel looks there).
+          if (const auto* c = py::As<py::CallExpr>(a.value.get())) {
+            for (const py::ExprPtr& arg : c->args) {
+              std::optional<G> inner = WrappedFunction(arg.get(), globals);
+              if (inner && inner->jit && py::As<py::CallExpr>(arg.get())) {
+                globals[" jit " + inner->function->name] = *inner;
+              }
+            }
+          }
+        }
         for (const py::ExprPtr& t : a.targets) {
-          if (const auto* n = py::As<py::NameExpr>(t.get())) {
+          const auto* n = py::As<py::NameExpr>(t.get());
+          if (n != nullptr && wrapped) {
+            globals[n->id] = *wrapped;
+            m->values().erase(n->id);
+          } else if (n != nullptr) {
             G g;
             g.kind = G::Kind::kExpr;
             g.loc = a.loc;
@@ -528,17 +603,15 @@ std::optional<PyValue> Compilation::ModuleAttribute(const ModuleScope* m,
       if (name != "bool") return PyValue::DTypeValue(d);
     }
     if (name == "PropagateNan") return PyValue::Enum("PropagateNan");
-    if (name == "tensor" || name == "dtype" || name == "block_type" ||
-        name == "tuple_type" || name == "tensor_descriptor") {
-      return PyValue::Enum("class:" + name);
+    for (const char* c : kTlClasses) {
+      if (name == c) return PyValue::Enum("class:" + name);
     }
     if (name == "TRITON_MAX_TENSOR_NUMEL") return PyValue::Int(1048576);
   }
   if (ns & kTriton) {
     if (name == "__version__") return PyValue::String("3.6.0");
-    if (name == "jit" || name == "autotune" || name == "heuristics" ||
-        name == "constexpr_function" || name == "must_use_result") {
-      return PyValue::Enum("decorator:" + name);
+    for (const char* d : kTritonDecorators) {
+      if (name == d) return PyValue::Enum("decorator:" + name);
     }
   }
   if (ns != 0) {
@@ -550,12 +623,44 @@ std::optional<PyValue> Compilation::ModuleAttribute(const ModuleScope* m,
     const ModuleScope* p = prelude();
     if (p != m) {
       auto git = p->globals().find(name);
-      if (git != p->globals().end() && !name.empty() && name[0] != '_') {
+      if (git != p->globals().end() && !name.empty() &&
+          (name[0] != '_' || ExportsPrivatePreludeNames(mod))) {
         return LookupGlobal(p, name, loc);
       }
     }
   }
   return std::nullopt;
+}
+
+std::vector<std::string> Compilation::BuiltinModuleNames(
+    const std::string& dotted) {
+  std::set<std::string> names;
+  const ModuleScope* m = BuiltinModule(dotted);
+  if (m == nullptr) return {};
+  for (const BuiltinModuleInfo& info : kBuiltinModules) {
+    const std::string sub = info.name;
+    if (sub.size() > dotted.size() + 1 && sub.starts_with(dotted + ".") &&
+        sub.find('.', dotted.size() + 1) == std::string::npos) {
+      names.insert(sub.substr(dotted.size() + 1));
+    }
+  }
+  const unsigned ns = m->namespaces();
+  if (ns & kTl) {
+    names.insert({"PropagateNan", "TRITON_MAX_TENSOR_NUMEL"});
+    names.insert(std::begin(kTlClasses), std::end(kTlClasses));
+  }
+  if (ns & kTriton) {
+    names.insert("__version__");
+    names.insert(std::begin(kTritonDecorators), std::end(kTritonDecorators));
+  }
+  for (const std::string& n : BuiltinNames(ns)) names.insert(n);
+  if (ns & (kTl | kTriton | kMath)) {
+    for (const auto& [n, g] : prelude()->globals()) {
+      if (g.kind != ModuleScope::Global::Kind::kFunction || n.empty()) continue;
+      if (n[0] != '_' || ExportsPrivatePreludeNames(dotted)) names.insert(n);
+    }
+  }
+  return {names.begin(), names.end()};
 }
 
 }  // namespace mtlemu::triton::frontend

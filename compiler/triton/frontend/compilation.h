@@ -52,6 +52,11 @@ class Compilation {
                                          const std::string& name,
                                          const SourceLocation& loc);
 
+  // The names a builtin module (`triton.language`, `triton.language.math`,
+  // `triton`...) has for kernels: its builtins, prelude functions, classes,
+  // enums, submodules; empty for a name that is no builtin module.
+  std::vector<std::string> BuiltinModuleNames(const std::string& dotted);
+
   // The library prelude (Triton-language definitions of tl functions that
   // Triton itself writes in Python: cdiv, sum, argmax, softmax, sort...).
   const ModuleScope* prelude();

@@ -64,9 +64,19 @@ const ModuleScope::Global* FindKernel(Compilation& c, const ModuleScope* m,
                                       const std::string& name,
                                       const std::string& file) {
   auto it = m->globals().find(name);
-  if (it == m->globals().end() ||
-      it->second.kind != ModuleScope::Global::Kind::kFunction ||
-      !it->second.jit) {
+  const auto is_jit = [](const ModuleScope::Global& g) {
+    return g.kind == ModuleScope::Global::Kind::kFunction && g.jit;
+  };
+  if (it == m->globals().end() || !is_jit(it->second)) {
+    // `kernel = triton.jit(impl)`: the jit function is impl's, under
+    // another module-level name.
+    for (auto jt = m->globals().begin(); jt != m->globals().end(); ++jt) {
+      if (is_jit(jt->second) && jt->second.function->name == name) {
+        return &jt->second;
+      }
+    }
+  }
+  if (it == m->globals().end() || !is_jit(it->second)) {
     std::string known;
     for (const auto& [n, g] : m->globals()) {
       if (g.kind == ModuleScope::Global::Kind::kFunction && g.jit) {
@@ -97,6 +107,18 @@ std::vector<KernelParam> ParamsOf(const py::FunctionDefStmt& def) {
   for (const py::Arg& a : def.args.args) add(a);
   for (const py::Arg& a : def.args.kwonly) add(a);
   return params;
+}
+
+// `tl.const`, `const`, "tl.const": a parameter pointing to constant data.
+bool IsConstAnnotation(const py::Expr* e) {
+  if (e == nullptr) return false;
+  if (const auto* a = py::As<py::AttributeExpr>(e)) return a->attr == "const";
+  if (const auto* n = py::As<py::NameExpr>(e)) return n->id == "const";
+  if (const auto* c = py::As<py::ConstantExpr>(e)) {
+    return c->type == py::ConstantExpr::Type::kString &&
+           (c->string_value == "tl.const" || c->string_value == "const");
+  }
+  return false;
 }
 
 PyValue ConstexprOf(const KernelArg& a) {
@@ -418,7 +440,9 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
           frame.locals[a.name] = PyValue::None();
           continue;
         case KernelArg::Kind::kPointer:
-          dtype = DType::Pointer(given->dtype);
+          // `p: tl.const`: a pointer to data the kernel only reads.
+          dtype = DType::Pointer(given->dtype, 1,
+                                 IsConstAnnotation(a.annotation.get()));
           info.divisibility = 16;
           break;
         case KernelArg::Kind::kInt: {
@@ -467,6 +491,15 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
     return out;
   } catch (const CompileError& e) {
     return Error{Format(e, &compilation, request.file, request.source)};
+  }
+}
+
+std::vector<std::string> BuiltinModuleNames(const std::string& dotted) {
+  Compilation compilation({});
+  try {
+    return compilation.BuiltinModuleNames(dotted);
+  } catch (const CompileError&) {
+    return {};  // the prelude did not parse: no compile works either
   }
 }
 

@@ -86,4 +86,10 @@ Result<std::vector<KernelParam>> ReadKernelParams(
 // line, and the calls that led there.
 Result<FrontendOutput> CompileKernel(const FrontendRequest& request);
 
+// The names the builtin module `dotted` ("triton.language",
+// "triton.language.math", "triton"...) gives kernels (builtins.def's rows,
+// the prelude's functions, classes, enums, submodules), sorted; empty when
+// `dotted` is no builtin module. The Python package answers hasattr from it.
+std::vector<std::string> BuiltinModuleNames(const std::string& dotted);
+
 }  // namespace mtlemu::triton::frontend

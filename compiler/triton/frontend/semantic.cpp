@@ -441,6 +441,24 @@ std::pair<Tensor, Tensor> Semantic::CheckBinary(
           "Cannot perform a binary operation between an unsigned tensor and "
           "a negative scalar. Perform a explicit cast on one of them.");
     }
+    if (ret->is_int()) {
+      // Triton's check: a Python integer must fit the computation type.
+      const int bits = ret->bits();
+      const __int128 lo =
+          ret->is_int_signed() ? -(static_cast<__int128>(1) << (bits - 1)) : 0;
+      const __int128 hi = ret->is_int_signed()
+                              ? (static_cast<__int128>(1) << (bits - 1)) - 1
+                              : (static_cast<__int128>(1) << bits) - 1;
+      for (const PyValue* v :
+           {a_scalar ? &av : nullptr, b_scalar ? &bv : nullptr}) {
+        if (v == nullptr || v->kind() == PyValue::Kind::kFloat) continue;
+        const __int128 x = v->as_int();
+        if (x < lo || x > hi) {
+          Fail("Scalar " + v->Repr() + " is out of range for type " +
+               ret->Name());
+        }
+      }
+    }
     // A Python number is made directly in the computation type (no cast).
     a = a_scalar ? ScalarConstant(av, ret) : Cast(a, ret);
     b = b_scalar ? ScalarConstant(bv, ret) : Cast(b, ret);

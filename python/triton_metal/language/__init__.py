@@ -2,16 +2,21 @@
 
 Kernels are compiled from their source by mtlemu's C++ front end, which
 gives every `tl.*` builtin its meaning; here each name only has to exist.
-Dtypes, `constexpr` and `cdiv` are real Python objects; any other name is a
-builtin that can only be called inside a `@triton.jit` function.
+Dtypes, `constexpr` and `cdiv` are real Python objects; the other names are
+the builtins the C++ front end has (its list, `_core.builtin_module_names`),
+which can only be called inside a `@triton.jit` function; a name it does
+not have is an AttributeError, so `hasattr(tl, NAME)` tells what exists.
 """
-from . import extra, math  # noqa: F401
+from . import core, extra, math, standard  # noqa: F401
 from .core import (  # noqa: F401
     TRITON_MAX_TENSOR_NUMEL, bfloat16, block_type, cdiv, constexpr, dtype,
     float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16, float16,
     float32, float64, int1, int8, int16, int32, int64, kernel_only,
     pointer_type, tensor, tensor_descriptor, tuple_type, uint8, uint16,
-    uint32, uint64, void)
+    uint32, uint64, void, constexpr_function, must_use_result, const,
+    constexpr_type)
+
+pi32_t = pointer_type(int32)
 
 
 # Triton's short type names (as signatures and type_canonicalisation_dict
@@ -40,7 +45,4 @@ def str_to_ty(name, c=None):
     return _SHORT_NAMES[name]
 
 
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    return kernel_only(name)
+__getattr__ = core.module_getattr("triton.language")

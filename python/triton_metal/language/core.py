@@ -57,6 +57,8 @@ class dtype:
         if not dtype.is_dtype(name) and not name.startswith("*"):
             raise ValueError(f"'{name}' is not a Triton type")
         self.name = name
+        self.primitive_bitwidth = _BITS.get(name, 0)
+        self.itemsize = self.primitive_bitwidth // 8
         if name in dtype.SINT_TYPES or name in dtype.UINT_TYPES:
             self.int_signedness = (dtype.SIGNEDNESS.SIGNED if name in dtype.SINT_TYPES
                                    else dtype.SIGNEDNESS.UNSIGNED)
@@ -173,6 +175,7 @@ class pointer_type(dtype):
         self.address_space = address_space
         self.const = const
         self.primitive_bitwidth = 64
+        self.itemsize = 8
 
     def __repr__(self):
         return f"pointer<{self.element_ty}>"
@@ -227,6 +230,27 @@ float64 = dtype("fp64")
 void = dtype("void")
 
 TRITON_MAX_TENSOR_NUMEL = 1048576
+
+
+class const:
+    """The `tl.const` annotation: a pointer parameter whose data the kernel
+    only reads (a store through it is a compile error)."""
+
+
+class constexpr_type:
+    """The type of a constexpr value (Triton's, for isinstance checks)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self):
+        return hash(("constexpr_type", self.value))
+
+    def __repr__(self):
+        return f"constexpr_type[{self.value!r}]"
 
 
 def cdiv(x, y):
@@ -311,3 +335,51 @@ class tensor_descriptor:
 
 def kernel_only(name):
     return _KernelOnly(name)
+
+
+_NAMES = {}  # builtin module: the names the C++ front end gives kernels
+
+
+def kernel_names(module):
+    """The names `module` ("triton.language", "triton.language.math"...)
+    has for kernels, from the C++ front end (builtins.def and the prelude):
+    the one list of them."""
+    names = _NAMES.get(module)
+    if names is None:
+        from .. import _core
+        names = _NAMES[module] = frozenset(_core.builtin_module_names(module))
+    return names
+
+
+def module_getattr(module, prefix=""):
+    """A module-level __getattr__ for `module`: its kernel-only builtins as
+    _KernelOnly objects, an AttributeError for any other name (so that
+    hasattr answers as with Triton)."""
+    def __getattr__(name):
+        if not name.startswith("__") and name in kernel_names(module):
+            return kernel_only(prefix + name)
+        raise AttributeError(f"module '{module}' has no attribute '{name}'")
+    return __getattr__
+
+
+def jit(fn=None, **kwargs):
+    """`tl.core.jit`: triton.jit."""
+    from ..runtime.jit import jit as _jit
+    return _jit(fn, **kwargs)
+
+
+def constexpr_function(fn):
+    """A function of compile-time values, callable from kernels (the C++
+    front end runs it) and from Python."""
+    return fn
+
+
+def must_use_result(x, s=True):
+    """Triton's marker of builtins whose result must be used (a decorator
+    here, as it is there on Python functions)."""
+    if isinstance(x, str):
+        return lambda fn: fn
+    return x
+
+
+__getattr__ = module_getattr("triton.language.core")

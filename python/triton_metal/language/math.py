@@ -1,8 +1,5 @@
-"""`tl.math`: the math builtins, for kernels (see `triton_metal.language`)."""
-from .core import kernel_only
+"""`tl.math`: the math builtins, for kernels (see `triton_metal.language`);
+the names are the C++ front end's."""
+from .core import module_getattr
 
-
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    return kernel_only("math." + name)
+__getattr__ = module_getattr("triton.language.math", "math.")

@@ -8,39 +8,58 @@ import inspect
 import json
 import os
 import tempfile
+import threading
 
 from . import device as _device
 from . import launch_context
-from .errors import OutOfResources
+from .errors import OutOfResources, TritonError
 from .jit import JITFunction, KernelInterface, debug_enabled, _debug
 
 
 class Config:
-    """A set of meta-parameters (kwargs) and launch options for autotune."""
+    """A set of meta-parameters (kwargs) and launch options for autotune, as
+    Triton's (num_stages, num_ctas, maxnreg mean nothing on Apple GPUs and
+    are passed on, to be ignored)."""
 
     def __init__(self, kwargs, num_warps=4, num_stages=3, num_ctas=1,
-                 maxnreg=None, pre_hook=None, **options):
+                 maxnreg=None, pre_hook=None, ir_override=None, **options):
         self.kwargs = dict(kwargs)
         self.num_warps = num_warps
         self.num_stages = num_stages
         self.num_ctas = num_ctas
         self.maxnreg = maxnreg
         self.pre_hook = pre_hook
+        self.ir_override = ir_override
         self.options = options
 
     def all_kwargs(self):
+        """The kwargs and the launch options that are set (Triton's)."""
         out = dict(self.kwargs)
-        if self.num_warps is not None:
-            out["num_warps"] = self.num_warps
+        for k, v in (("num_warps", self.num_warps), ("num_ctas", self.num_ctas),
+                     ("num_stages", self.num_stages), ("maxnreg", self.maxnreg),
+                     ("ir_override", self.ir_override)):
+            if v is not None:
+                out[k] = v
         return out
 
     def __str__(self):
         parts = [f"{k}: {v}" for k, v in self.kwargs.items()]
         parts.append(f"num_warps: {self.num_warps}")
+        parts.append(f"num_ctas: {self.num_ctas}")
         parts.append(f"num_stages: {self.num_stages}")
+        parts.append(f"maxnreg: {self.maxnreg}")
         return ", ".join(parts)
 
     __repr__ = __str__
+
+    def _identity(self):
+        return (*self.all_kwargs().items(), self.pre_hook)
+
+    def __hash__(self):
+        return hash(self._identity())
+
+    def __eq__(self, other):
+        return isinstance(other, Config) and self._identity() == other._identity()
 
 
 def cache_dir():
@@ -51,27 +70,87 @@ def cache_dir():
 
 
 class Autotuner(KernelInterface):
+    """Triton's Autotuner, with its state (`configs`, `keys`, `cache`,
+    `pre_hook`, `user_defined_pre_hook`, `perf_model`, `configs_top_k`...)
+    for libraries that subclass it; configs are timed in simulated time."""
+
     def __init__(self, fn, arg_names, configs, key, reset_to_zero=None,
                  restore_value=None, pre_hook=None, post_hook=None,
                  prune_configs_by=None, warmup=None, rep=None,
                  use_cuda_graph=False, do_bench=None, cache_results=True):
         self.fn = fn
+        self.base_fn = fn
+        while not inspect.isfunction(self.base_fn) and hasattr(self.base_fn, "fn"):
+            self.base_fn = self.base_fn.fn
         self.arg_names = arg_names
         self.configs = list(configs) if configs else [Config({})]
         self.keys = list(key)
         self.reset_to_zero = list(reset_to_zero or [])
         self.restore_value = list(restore_value or [])
-        self.pre_hook = pre_hook
-        self.post_hook = post_hook
+        # Triton's hooks: the user's, else ones that zero reset_to_zero's
+        # arguments and save (and then restore) restore_value's.
+        self._saved = threading.local()
+        self.user_defined_pre_hook = pre_hook is not None
+        self.user_defined_post_hook = post_hook is not None
+        self.pre_hook = pre_hook if pre_hook else self._default_pre_hook
+        self.post_hook = post_hook if post_hook else self._default_post_hook
         prune = prune_configs_by or {}
         self.perf_model = prune.get("perf_model")
-        self.top_k = prune.get("top_k", 1.0)
+        self.configs_top_k = prune.get("top_k", 1.0)
         self.early_config_prune = prune.get("early_config_prune")
         self.cache = {}  # key: the config chosen last (Triton's attribute)
         self._chosen = launch_context.OncePerKey()  # (chip, key): config
         self.best_config = None
+        self.nargs = None
         self.cache_results = cache_results
+        self.num_warmups = warmup
+        self.num_reps = rep
+        self.use_cuda_graph = use_cuda_graph
+        self._do_bench = do_bench
         self.__name__ = getattr(fn, "__name__", "kernel")
+
+    @property
+    def top_k(self):
+        return self.configs_top_k
+
+    @property
+    def do_bench(self):
+        """The benchmark function (the user's, else testing.do_bench: the
+        simulated milliseconds of the launches)."""
+        if self._do_bench is not None:
+            return self._do_bench
+        from .. import testing
+        return testing.do_bench
+
+    # Arguments that a benchmark launch changes get their contents back
+    # afterwards, so that the real launch sees what the caller passed:
+    # restore_value's, and reset_to_zero's too.
+    def _save(self, named):
+        saved = {}
+        for name in set(self.restore_value) | set(self.reset_to_zero):
+            v = named.get(name)
+            if v is not None and (hasattr(v, "clone") or hasattr(v, "copy")):
+                saved[name] = v.clone() if hasattr(v, "clone") else v.copy()
+        self._saved.copies = saved
+
+    def _restore(self, named):
+        for name, copy in getattr(self._saved, "copies", {}).items():
+            named[name][...] = copy
+        self._saved.copies = {}
+
+    def _zero(self, named):
+        for name in self.reset_to_zero:
+            v = named.get(name)
+            if v is not None:
+                v[...] = 0
+
+    def _default_pre_hook(self, kwargs, reset_only=False):
+        self._zero(kwargs)
+        if not reset_only:
+            self._save(kwargs)
+
+    def _default_post_hook(self, kwargs, exception):
+        self._restore(kwargs)
 
     # --- the disk cache ----------------------------------------------------------
 
@@ -93,7 +172,7 @@ class Autotuner(KernelInterface):
     def _disk_file(self, digest):
         return os.path.join(cache_dir(), "autotune", digest + ".json")
 
-    def _load(self, key):
+    def _load_choice(self, key):
         if not self.cache_results:
             return None
         try:
@@ -105,7 +184,7 @@ class Autotuner(KernelInterface):
             return self.configs[index]
         return None
 
-    def _save(self, key, config, timings):
+    def _save_choice(self, key, config, timings):
         if not self.cache_results:
             return
         path = self._disk_file(self._disk_key(key))
@@ -133,51 +212,73 @@ class Autotuner(KernelInterface):
         named.update(kwargs)
         return named
 
-    def prune_configs(self, named):
+    def prune_configs(self, kwargs, nargs=None):
+        """The configs to time: early_config_prune(configs, nargs, **kwargs),
+        then perf_model's configs_top_k best (as Triton's)."""
+        nargs = self.nargs if nargs is None else nargs
+        nargs = nargs or {}
         configs = self.configs
         if self.early_config_prune:
-            configs = self.early_config_prune(configs, named)
+            configs = self.early_config_prune(self.configs, nargs, **kwargs)
+            if not configs:
+                raise TritonError("No valid autotuner configs after pruning. "
+                                  "`early_config_prune` should return at least one config.")
         if self.perf_model:
-            k = self.top_k
+            k = self.configs_top_k
             if isinstance(k, float) and k <= 1.0:
-                k = max(1, int(len(configs) * k))
-            configs = sorted(configs, key=lambda c: self.perf_model(
-                **named, **c.all_kwargs()))[:k]
+                k = max(1, int(len(self.configs) * k))
+            elif not isinstance(k, int):
+                raise TypeError("Error while pruning configs, top_k must be either "
+                                "1) a float <= 1.0 or 2) an int")
+            if len(configs) > k:
+                configs = sorted(configs, key=lambda c: self.perf_model(
+                    **nargs, **kwargs, **c.all_kwargs()))[:k]
         return configs
 
     def _bench(self, config, args, kwargs, grid, named):
         """Simulated microseconds of one launch with `config`. The
         reset_to_zero arguments are zeroed for it; those and the
         restore_value ones get their contents back afterwards, so the real
-        launch sees what the caller passed."""
-        saved = {}
-        for name in set(self.restore_value) | set(self.reset_to_zero):
-            v = named.get(name)
-            if v is not None and (hasattr(v, "clone") or hasattr(v, "copy")):
-                saved[name] = v.clone() if hasattr(v, "clone") else v.copy()
-        for name in self.reset_to_zero:
-            v = named.get(name)
-            if v is not None:
-                v[...] = 0
+        launch sees what the caller passed. A user's do_bench times it its
+        way (its milliseconds)."""
+        conflicts = kwargs.keys() & config.kwargs.keys()
+        if conflicts:
+            raise ValueError(f"Conflicting meta-parameters: {', '.join(conflicts)}."
+                             " Make sure that you don't re-define auto-tuned symbols.")
         current = dict(kwargs)
         current.update(config.all_kwargs())
-        if config.pre_hook:
-            config.pre_hook({**named, **config.all_kwargs()})
-        if self.pre_hook:
-            self.pre_hook({**named, **config.all_kwargs()})
-        try:
-            with launch_context.collecting_times() as times:
+        full = {**named, **config.all_kwargs()}
+
+        def kernel_call():
+            if self.user_defined_pre_hook:
+                self._zero(full)
+                self._save(full)
+            if config.pre_hook:
+                config.pre_hook(full)
+            self.pre_hook(full)
+            try:
                 self.fn.run(*args, grid=grid, warmup=False, **current)
-            us = sum(times)
-        finally:
-            for name, copy in saved.items():
-                named[name][...] = copy
-        if self.post_hook:
-            self.post_hook({**named, **config.all_kwargs()}, None)
-        return us
+            except Exception as e:
+                try:
+                    self.post_hook(full, exception=e)
+                finally:
+                    if self.user_defined_post_hook:
+                        self._restore(full)
+                raise
+            self.post_hook(full, exception=None)
+            if self.user_defined_post_hook:
+                self._restore(full)
+
+        if self._do_bench is not None:
+            t = self._do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
+            return float(t[0] if isinstance(t, (list, tuple)) else t) * 1e3
+        with launch_context.collecting_times() as times:
+            kernel_call()
+        return sum(times)
 
     def run(self, *args, grid, warmup, **kwargs):
         named = self._named(args, kwargs)
+        self.nargs = dict(zip(self.arg_names, args))
         key = tuple(_key_part(named[k]) for k in self.keys if k in named)
         # Per chip (threads may run on different ones: device.chip()); of
         # the threads asking for one key at once, one tunes.
@@ -194,10 +295,10 @@ class Autotuner(KernelInterface):
     def _choose(self, key, args, kwargs, grid, named):
         """The config for `key`: from the disk cache, else the fastest one
         (saved there)."""
-        config = self._load(key)
+        config = self._load_choice(key)
         if config is not None:
             return config
-        configs = self.prune_configs(named)
+        configs = self.prune_configs(kwargs, dict(zip(self.arg_names, args)))
         if len(configs) == 1:
             config, timings = configs[0], {}
         else:
@@ -214,7 +315,7 @@ class Autotuner(KernelInterface):
             if debug_enabled():
                 _debug(f"triton_metal: autotune {self.__name__} {key}: "
                        f"simulated us {json.dumps(timings)} -> {config}")
-        self._save(key, config, timings)
+        self._save_choice(key, config, timings)
         return config
 
     def warmup(self, *args, **kwargs):

@@ -122,10 +122,81 @@ class CompiledKernel:
 
 
 class KernelInterface:
+    """The base of JITFunction, Autotuner and Heuristics, as Triton's:
+    `kernel[grid](*args)` calls `self.run(*args, grid=grid, warmup=False)`,
+    so that a subclass with its own `run` (libraries wrap kernels so) is
+    launched the same way."""
+
+    def run(self, *args, grid, warmup, **kwargs):
+        raise NotImplementedError("run not implemented")
+
+    def warmup(self, *args, grid, **kwargs):
+        return self.run(*args, grid=grid, warmup=True, **kwargs)
+
     def __getitem__(self, grid):
         """kernel[grid](*args, **kwargs): a launch over `grid` programs (a
         tuple, or a function of the arguments and meta-parameters)."""
         return functools.partial(self.run, grid=grid, warmup=False)
+
+
+def _normalize_ty(ty):
+    """A parameter annotation as Triton spells it: "constexpr", "*fp32",
+    "i32", "" for none."""
+    if isinstance(ty, str):
+        ty = ty.strip()
+        if ty.startswith("const "):
+            inner = _normalize_ty(ty[len("const"):])
+            return "*k" + inner[1:] if inner.startswith("*") else inner
+        if ty.endswith("*"):
+            return "*" + _normalize_ty(ty[:-1])
+        if ty.startswith("*"):
+            return "*" + _normalize_ty(ty[1:])
+        if ty.startswith("tl."):
+            return _normalize_ty(ty[len("tl."):])
+    elif isinstance(ty, tlc.pointer_type):
+        return "*" + _normalize_ty(ty.element_ty)
+    elif isinstance(ty, tlc.dtype):
+        ty = ty.name
+    elif isinstance(ty, type):
+        ty = ty.__name__
+    else:
+        ty = str(ty)
+    return type_canonicalisation_dict.get(ty.replace("_t", ""), ty)
+
+
+class KernelParam:
+    """One parameter of a @jit function, as Triton's: its position, name,
+    annotation (normalized: "constexpr", "*fp32", "i32", ""), default and
+    specialization flags."""
+
+    def __init__(self, num, param, do_not_specialize, do_not_specialize_on_alignment):
+        self.num = num
+        self._param = param
+        self.name = param.name
+        self.do_not_specialize = do_not_specialize
+        self.do_not_specialize_on_alignment = do_not_specialize_on_alignment
+        a = param.annotation
+        self.annotation = "" if a is inspect.Parameter.empty or not a else _normalize_ty(a)
+        self.is_constexpr = "constexpr" in self.annotation
+        self.is_const = not self.is_constexpr and (
+            "const" in self.annotation or self.annotation.startswith("*k"))
+
+    @property
+    def annotation_type(self):
+        a = self.annotation
+        a = a[2:] if a.startswith("*k") else a[1:] if a.startswith("*") else a
+        return self.annotation if a in set(type_canonicalisation_dict.values()) else ""
+
+    @property
+    def default(self):
+        return self._param.default
+
+    @property
+    def has_default(self):
+        return self._param.default is not inspect.Parameter.empty
+
+    def __repr__(self):
+        return f"KernelParam({self.num}, {self.name!r}, {self.annotation!r})"
 
 
 def _nested_source(fn, file, text=None):
@@ -145,6 +216,14 @@ def _nested_source(fn, file, text=None):
             inner = [n for n in ast.walk(stmt)
                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not stmt]
             keep = {}
+            # The enclosing function's own imports (`from triton.language.core
+            # import constexpr_type` in a test), so that its kernels see them.
+            imports = [n for n in getattr(stmt, "body", [])
+                       if isinstance(n, (ast.Import, ast.ImportFrom))]
+            for node in imports:
+                block = lines[node.lineno - 1:node.end_lineno]
+                for i, text in enumerate(textwrap.dedent("\n".join(block)).split("\n")):
+                    keep.setdefault(node.lineno + i, text)
             for node in inner:
                 top = min([node.lineno] + [d.lineno for d in node.decorator_list])
                 block = lines[top - 1:node.end_lineno]
@@ -200,12 +279,25 @@ class JITFunction(KernelInterface):
         self.__module__ = fn.__module__
         self.__doc__ = fn.__doc__
         self.__globals__ = fn.__globals__
+        self.module = fn.__module__
         self.signature = inspect.signature(fn)
-        self.arg_names = list(self.signature.parameters)
+        self.version = version
+        self.debug = debug
+        self._repr = repr
+        self.launch_metadata = launch_metadata
+        self.do_not_specialize = list(do_not_specialize or ())
+        self.do_not_specialize_on_alignment = list(do_not_specialize_on_alignment or ())
+        self.params = []
+        for i, p in enumerate(self.signature.parameters.values()):
+            self.params.append(KernelParam(
+                i, p, i in self.do_not_specialize or p.name in self.do_not_specialize,
+                i in self.do_not_specialize_on_alignment
+                or p.name in self.do_not_specialize_on_alignment))
+        self.arg_names = [p.name for p in self.params]
         self.constexprs = [
             i for i, p in enumerate(self.signature.parameters.values())
             if self._is_constexpr_annotation(p.annotation)]
-        self.do_not_specialize = set(do_not_specialize or ())
+        self.pre_run_hooks = []
         params = self.signature.parameters.values()
         self._param_set = set(self.arg_names)
         self._defaults = [(p.name, p.default) for p in params
@@ -232,6 +324,13 @@ class JITFunction(KernelInterface):
 
     def __repr__(self):
         return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+    def repr(self, specialization):
+        """The kernel's name for profilers: @jit(repr=f)'s f(specialization),
+        else module.qualname (as Triton's)."""
+        if self._repr is None:
+            return f"{self.__module__}.{self.__qualname__}"
+        return self._repr(specialization)
 
     # --- where the source is ---------------------------------------------------
 
@@ -320,7 +419,12 @@ class JITFunction(KernelInterface):
                 else:
                     continue
                 found.append((name, scope))
-                callee = value.fn if hasattr(value, "fn") and isinstance(value.fn, JITFunction) else value
+                # Through Autotuner, Heuristics and a library's own
+                # KernelInterface to the JITFunction they wrap.
+                callee, depth = value, 0
+                while (isinstance(callee, KernelInterface) and not isinstance(callee, JITFunction)
+                       and depth < 8):
+                    callee, depth = getattr(callee, "fn", None), depth + 1
                 if isinstance(callee, JITFunction):
                     todo.append(callee)
         return found

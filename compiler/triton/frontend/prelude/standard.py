@@ -245,6 +245,21 @@ def cumprod(input, axis=0, reverse=False):
     return tl.associative_scan(input, axis, _multiply, reverse)
 
 
+@triton.jit
+def _first(a, b):
+    return a
+
+
+@triton.jit
+def _item(input):
+    """The element of a one-element tensor, as a scalar (Triton's unsplat:
+    `tensor.item()`, and `if` on a one-element tensor)."""
+    if len(input.shape) == 0:
+        return input
+    tl.static_assert(input.numel == 1, "item(): can only unsplat single-element tensors")
+    return tl.reduce(tl.reshape(input, (1,)), 0, _first)
+
+
 # --- permutations ----------------------------------------------------------
 
 @triton.jit
