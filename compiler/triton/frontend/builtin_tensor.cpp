@@ -289,11 +289,20 @@ PyValue HandlekJoin(BuiltinCall& call) {
     Fail("tl.join: both tensors must have the same dtype, got " +
          a.dtype->Name() + " and " + b.dtype->Name());
   }
+  // As Triton: two scalars are joined as two 1-element tensors, and the
+  // [1, 2] result is reshaped to [2].
+  const bool scalars = a.shape.empty();
+  if (scalars) {
+    a = call.sem().ExpandDims(a, 0);
+    b = call.sem().ExpandDims(b, 0);
+  }
   std::vector<int64_t> shape = a.shape;
   shape.push_back(2);
   ir::Value* v = call.cg.builder().Create1(OpCode::kJoin, {a.handle, b.handle},
                                            a.dtype->ToIr()->WithShape(shape));
-  return T(Tensor{v, a.dtype, shape});
+  Tensor joined{v, a.dtype, shape};
+  if (scalars) joined = call.sem().Reshape(joined, {2}, false);
+  return T(joined);
 }
 
 PyValue HandlekSplit(BuiltinCall& call) {

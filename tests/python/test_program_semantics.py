@@ -1,0 +1,140 @@
+"""Triton semantics the lowering must keep: a program's loads see memory as
+it was before its later stores (whichever thread stores), i1 arithmetic is
+arithmetic mod 2, tl.join of scalars, and programs of scalars alone.
+Checked against NumPy and hand values."""
+import numpy as np
+
+import triton_metal
+import triton_metal.language as tl
+
+
+@triton_metal.jit
+def increment_scalar(Out, Other):
+    # Every thread loads Out; one thread stores it: the loads must not see
+    # the store, whichever SIMD group runs first.
+    o = tl.load(Out)
+    if tl.program_id(0) == 0:
+        o = tl.load(Other + o) + 1
+    tl.store(Out, o)
+
+
+@triton_metal.jit
+def replicated_store(X, Y, N: tl.constexpr):
+    # A row broadcast over columns is held by many threads; the reduction's
+    # result is stored by one of them after all have loaded X.
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    tl.store(X + offs, x * 0)
+    s = tl.load(Y)
+    tl.store(Y, s + tl.sum(x, axis=0))
+
+
+@triton_metal.jit
+def loop_increment(Out, n):
+    for _ in range(n):
+        tl.store(Out, tl.load(Out) + 1)
+
+
+def test_a_scalar_load_is_not_overtaken_by_the_store():
+    for warps in (1, 2, 4, 8, 32):
+        out = np.zeros(1, np.int32)
+        other = np.array([41, 7], np.int32)
+        increment_scalar[(1,)](out, other, num_warps=warps)
+        assert out[0] == 42, warps
+
+
+def test_store_after_loads_of_other_threads():
+    x = np.arange(256, dtype=np.float32)
+    y = np.array([5.0], np.float32)
+    replicated_store[(1,)](x, y, N=256, num_warps=8)
+    assert y[0] == 5.0 + np.arange(256).sum()
+    assert not x.any()
+
+
+def test_read_modify_write_in_a_loop():
+    out = np.zeros(1, np.int32)
+    loop_increment[(1,)](out, 37, num_warps=4)
+    assert out[0] == 37
+
+
+@triton_metal.jit
+def bool_arithmetic(X, Y, Sum, Add, Mul, Smax, Smin, Slt, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs) != 0
+    y = tl.load(Y + offs) != 0
+    tl.store(Sum, tl.sum(x, dtype=tl.int1).to(tl.int32))
+    tl.store(Add + offs, (x + y).to(tl.int32))
+    tl.store(Mul + offs, (x * y).to(tl.int32))
+    # Triton's int1 is unsigned: max is or, min is and, false < true.
+    tl.store(Smax + offs, tl.maximum(x, y).to(tl.int32))
+    tl.store(Smin + offs, tl.minimum(x, y).to(tl.int32))
+    tl.store(Slt + offs, (x < y).to(tl.int32))
+
+
+@triton_metal.jit
+def bool_sum_kernel(Out, init, in_dtype: tl.constexpr, out_dtype: tl.constexpr):
+    x = tl.full((32, 32), init, dtype=in_dtype)
+    tl.store(Out, tl.sum(x, dtype=out_dtype).to(tl.int32))
+
+
+def test_sum_of_booleans_in_int1_is_mod_2():
+    out = np.zeros(1, np.int32)
+    bool_sum_kernel[(1,)](out, 1, in_dtype=tl.int1, out_dtype=None)
+    assert out[0] == 1024
+    bool_sum_kernel[(1,)](out, 1, in_dtype=tl.int1, out_dtype=tl.int1)
+    assert out[0] == 0
+    bool_sum_kernel[(1,)](out, 1, in_dtype=tl.int8, out_dtype=tl.int8)
+    assert out[0] == 0  # 1024 wraps to 0 in 8 bits
+
+
+def test_bool_arithmetic_against_numpy():
+    n = 64
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2, n).astype(np.int32)
+    y = rng.integers(0, 2, n).astype(np.int32)
+    outs = [np.zeros(1, np.int32)] + [np.zeros(n, np.int32) for _ in range(5)]
+    bool_arithmetic[(1,)](x, y, *outs, N=n)
+    total, add, mul, smax, smin, slt = outs
+    assert total[0] == x.sum() % 2
+    np.testing.assert_array_equal(add, x ^ y)
+    np.testing.assert_array_equal(mul, x & y)
+    np.testing.assert_array_equal(smax, x | y)
+    np.testing.assert_array_equal(smin, x & y)
+    np.testing.assert_array_equal(slt, (x == 0) & (y == 1))
+
+
+@triton_metal.jit
+def join_scalars(X, Y, Z):
+    z = tl.join(tl.load(X), tl.load(Y))
+    tl.static_assert(z.shape == [2])
+    tl.store(Z + tl.arange(0, 2), z)
+
+
+@triton_metal.jit
+def interleave_scalars(a, b, Z):
+    z = tl.interleave(a, b)
+    tl.static_assert(z.shape == [2])
+    tl.store(Z + tl.arange(0, 2), z)
+
+
+def test_join_and_interleave_of_scalars():
+    z = np.zeros(2, np.float32)
+    join_scalars[(1,)](np.array([42], np.int32), np.array([100], np.int32), z)
+    np.testing.assert_array_equal(z, [42, 100])
+    z = np.zeros(2, np.float32)
+    interleave_scalars[(1,)](10, 20, z)
+    np.testing.assert_array_equal(z, [10, 20])
+
+
+@triton_metal.jit
+def double_in_place(p):
+    pid = tl.program_id(0)
+    tl.store(p + pid, tl.load(p + pid) * 2)
+
+
+def test_program_of_scalars_with_many_warps():
+    # A program of scalars runs on one SIMD group whatever num_warps says;
+    # the result is the same.
+    x = np.arange(4096, dtype=np.float32)
+    double_in_place[(4096,)](x, num_warps=32)
+    np.testing.assert_array_equal(x, 2 * np.arange(4096, dtype=np.float32))
