@@ -138,3 +138,47 @@ def test_program_of_scalars_with_many_warps():
     x = np.arange(4096, dtype=np.float32)
     double_in_place[(4096,)](x, num_warps=32)
     np.testing.assert_array_equal(x, 2 * np.arange(4096, dtype=np.float32))
+
+
+@triton_metal.jit
+def sum_of_range(Out, lo, hi, iv: tl.constexpr):
+    acc = 0
+    acc = acc.to(tl.int64)  # a Python int has the methods of its tensor
+    for i in range(lo, hi, iv):
+        acc += i
+    tl.store(Out, acc)
+
+
+def test_methods_of_a_python_number_and_a_64_bit_loop():
+    for lo, hi, iv in [(2**35, 2**35 + 20, 3), (15, -16, -2), (22, 18, -1)]:
+        out = np.zeros(1, np.int64)
+        sum_of_range[(1,)](out, lo, hi, iv)
+        assert out[0] == sum(range(lo, hi, iv)), (lo, hi, iv)
+
+
+@triton_metal.jit
+def void_ternary(Ret, XTrue, XFalse):
+    pid = tl.program_id(0)
+    tl.store(Ret + pid, tl.load(XTrue)) if pid % 2 == 0 else tl.store(Ret + pid, tl.load(XFalse))
+
+
+def test_ternary_of_two_stores():
+    ret = np.zeros(4, np.float32)
+    void_ternary[(4,)](ret, np.array([1.5], np.float32), np.array([-2.0], np.float32))
+    np.testing.assert_array_equal(ret, [1.5, -2.0, 1.5, -2.0])
+
+
+@triton_metal.jit
+def subscripts(X, Z, N: tl.constexpr):
+    x = tl.load(X + tl.arange(0, N))
+    t = x[None, None:]  # `None:` is `:`
+    tl.static_assert(t.shape == [1, N])
+    p = Z[None, None, :]  # Triton does not check the rank: a 1x1 pointer
+    tl.static_assert(p.shape == [1, 1])
+    tl.store(p + tl.arange(0, N)[:, None] * 0, tl.sum(t, axis=1)[:, None])
+
+
+def test_subscripts_as_triton():
+    z = np.zeros(1, np.float32)
+    subscripts[(1,)](np.arange(8, dtype=np.float32), z, N=8)
+    assert z[0] == 28
