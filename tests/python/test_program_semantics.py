@@ -182,3 +182,17 @@ def test_subscripts_as_triton():
     z = np.zeros(1, np.float32)
     subscripts[(1,)](np.arange(8, dtype=np.float32), z, N=8)
     assert z[0] == 28
+
+
+@triton_metal.jit
+def split_to_scalars(X, Z1, Z2):
+    z1, z2 = tl.split(tl.load(X + tl.arange(0, 2)))
+    tl.static_assert(z1.shape == [])
+    tl.store(Z1, z1)
+    tl.store(Z2, z2)
+
+
+def test_split_of_two_gives_scalars():
+    z1, z2 = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    split_to_scalars[(1,)](np.array([7, -3], np.int32), z1, z2)
+    assert (z1[0], z2[0]) == (7, -3)

@@ -630,6 +630,12 @@ class Verifier {
       case OpCode::kSplit: {
         if (!Counts(op, 1, 1, 2)) return;
         const Type* src = T(op, 0);
+        if (src->IsTensor() && src->rank() < 2 && src->shape().back() == 2) {
+          return Bad(op,
+                     "splits a tensor of rank 2 or more (a tensor of 2 "
+                     "is first expanded to 1x2), not " +
+                         TypeText(src));
+        }
         if (!src->IsTensor() || src->shape().back() != 2) {
           return Bad(op, "splits a tensor whose last dimension is 2, not " +
                              TypeText(src));

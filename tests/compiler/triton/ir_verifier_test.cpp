@@ -533,6 +533,7 @@ TEST_F(VerifierTest, TensorAndMemoryOps) {
   Op(OpCode::kJoin, {v, v}, T({2, 8}, F32()));
   Op(OpCode::kJoin, {x_, x_}, T({2}, F32()));
   b_.Create(OpCode::kSplit, {v}, {T({4}, F32()), T({4}, F32())});
+  b_.Create(OpCode::kSplit, {Splat(x_, {2})}, {F32(), F32()});
   Op(OpCode::kGather, {v, Splat(n_, {4, 2})}, T({4, 2}, F32()))
       ->defining_op()
       ->set_attr("axis", IntAttr{0, I32()});
@@ -567,6 +568,10 @@ TEST_F(VerifierTest, TensorAndMemoryOps) {
   EXPECT_ERROR(e2,
                "kernel.py:12:8: error: tt.split: splits a tensor whose "
                "last dimension is 2, not tensor<8xf32>");
+  EXPECT_ERROR(e2,
+               "kernel.py:12:8: error: tt.split: splits a tensor of rank 2 "
+               "or more (a tensor of 2 is first expanded to 1x2), not "
+               "tensor<2xf32>");
   EXPECT_ERROR(e2,
                "kernel.py:12:8: error: tt.gather: gathers from a tensor "
                "with integer indices of its rank, not tensor<8xf32> and "
