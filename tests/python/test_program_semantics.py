@@ -196,3 +196,27 @@ def test_split_of_two_gives_scalars():
     z1, z2 = np.zeros(1, np.int32), np.zeros(1, np.int32)
     split_to_scalars[(1,)](np.array([7, -3], np.int32), z1, z2)
     assert (z1[0], z2[0]) == (7, -3)
+
+
+@triton_metal.jit
+def float_atomic_min_max(X, Max, Min, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    tl.atomic_max(Max + offs % 4, x)
+    tl.atomic_min(Min + offs % 4, x)
+
+
+def test_float_atomic_min_max_with_signed_zeros():
+    x = np.array([-0.0, 0.0, -1.5, 2.0, -0.0, -0.0, -3.0, -0.0] * 4, np.float32)
+    big = np.finfo(np.float32).max
+    mx = np.full(4, -big, np.float32)
+    mn = np.full(4, big, np.float32)
+    float_atomic_min_max[(1,)](x, mx, mn, N=32)
+    cols = x.reshape(-1, 4)
+    np.testing.assert_array_equal(mx, cols.max(axis=0))
+    np.testing.assert_array_equal(mn, cols.min(axis=0))
+    # -0.0 alone: both results are -0.0, sign included.
+    mx, mn = np.full(4, -big, np.float32), np.full(4, big, np.float32)
+    float_atomic_min_max[(1,)](np.full(32, -0.0, np.float32), mx, mn, N=32)
+    assert np.signbit(mx).all() and not mx.any()
+    assert np.signbit(mn).all() and not mn.any()

@@ -298,7 +298,8 @@ PyValue IntRmw(BuiltinCall& call, const std::string& op,
 }
 
 // Float max/min as Triton does them: a signed integer max (min) where the
-// value is positive, an unsigned integer min (max) where it is negative.
+// sign bit is clear, an unsigned integer min (max) where it is set (-0.0
+// included: it is not `>= 0` as bits).
 PyValue FloatMinMax(BuiltinCall& call, AtomicOperands a, bool is_max) {
   Semantic& sem = call.sem();
   const DType* f = a.val.dtype;
@@ -307,13 +308,13 @@ PyValue FloatMinMax(BuiltinCall& call, AtomicOperands a, bool is_max) {
          " not supported for dtype " + f->Name());
   }
   const int bits = f->bits();
-  Tensor zero = sem.Full(a.val.shape, PyValue::Float(0), f);
   Tensor i_val = sem.Bitcast(a.val, DType::Int(bits));
+  Tensor zero = sem.Full(a.val.shape, PyValue::Int(0), DType::Int(bits));
   Tensor i_ptr = sem.Bitcast(a.ptr, DType::Pointer(DType::Int(bits)));
   Tensor u_val = sem.Bitcast(a.val, DType::UInt(bits));
   Tensor u_ptr = sem.Bitcast(a.ptr, DType::Pointer(DType::UInt(bits)));
-  Tensor pos = sem.Binary(BinaryOp::kGe, T(a.val), T(zero));
-  Tensor neg = sem.Binary(BinaryOp::kLt, T(a.val), T(zero));
+  Tensor pos = sem.Binary(BinaryOp::kGe, T(i_val), T(zero));
+  Tensor neg = sem.Binary(BinaryOp::kLt, T(i_val), T(zero));
   Tensor pos_mask = sem.Binary(BinaryOp::kAnd, T(a.mask), T(pos));
   Tensor neg_mask = sem.Binary(BinaryOp::kAnd, T(a.mask), T(neg));
   Tensor pos_ret = Rmw(call, is_max ? "max" : "min", i_ptr, i_val, pos_mask);
