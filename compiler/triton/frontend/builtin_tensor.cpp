@@ -298,12 +298,39 @@ PyValue HandlekJoin(BuiltinCall& call) {
     Fail("tl.join: both tensors must have the same dtype, got " +
          a.dtype->Name() + " and " + b.dtype->Name());
   }
+  // As Triton: two scalars are joined as two 1-element tensors, and the
+  // [1, 2] result is reshaped to [2].
+  const bool scalars = a.shape.empty();
+  if (scalars) {
+    a = call.sem().ExpandDims(a, 0);
+    b = call.sem().ExpandDims(b, 0);
+  }
   std::vector<int64_t> shape = a.shape;
   shape.push_back(2);
   ir::Value* v = call.cg.builder().Create1(OpCode::kJoin, {a.handle, b.handle},
                                            a.dtype->ToIr()->WithShape(shape));
-  return T(Tensor{v, a.dtype, shape});
+  Tensor joined{v, a.dtype, shape};
+  if (scalars) joined = call.sem().Reshape(joined, {2}, false);
+  return T(joined);
 }
+
+namespace {
+
+// A tensor of one element as a scalar: a reduce of it (Triton's _unsplat).
+Tensor Unsplat(ir::Builder& b, const Tensor& t) {
+  const ir::Type* scalar = t.dtype->ToIr();
+  ir::Operation* op = b.Create(OpCode::kReduce, {t.handle}, {scalar});
+  op->set_attr("axis", ir::IntAttr{0, ir::Type::I32()});
+  ir::Block* body = op->add_region();
+  ir::Value* first = body->add_arg(scalar);
+  body->add_arg(scalar);
+  ir::Builder inside(body);
+  inside.set_loc(b.loc());
+  inside.Create(OpCode::kReduceReturn, {first}, {});
+  return Tensor{op->result(0), t.dtype, {}};
+}
+
+}  // namespace
 
 PyValue HandlekSplit(BuiltinCall& call) {
   Tensor a = call.AsTensor(0);
@@ -311,12 +338,20 @@ PyValue HandlekSplit(BuiltinCall& call) {
     Fail("tl.split: the last dimension must be 2, got shape " +
          Semantic::TypeText(a));
   }
+  // As Triton: a [2] is split as a [1, 2], and the halves made scalars.
+  const bool to_scalars = a.shape.size() == 1;
+  if (to_scalars) a = call.sem().ExpandDims(a, 0);
   std::vector<int64_t> shape(a.shape.begin(), a.shape.end() - 1);
   const ir::Type* t = a.dtype->ToIr()->WithShape(shape);
   ir::Operation* op =
       call.cg.builder().Create(OpCode::kSplit, {a.handle}, {t, t});
-  return PyValue::Tuple({T(Tensor{op->result(0), a.dtype, shape}),
-                         T(Tensor{op->result(1), a.dtype, shape})});
+  Tensor lhs{op->result(0), a.dtype, shape};
+  Tensor rhs{op->result(1), a.dtype, shape};
+  if (to_scalars) {
+    lhs = Unsplat(call.cg.builder(), lhs);
+    rhs = Unsplat(call.cg.builder(), rhs);
+  }
+  return PyValue::Tuple({T(lhs), T(rhs)});
 }
 
 PyValue HandlekCat(BuiltinCall& call) {

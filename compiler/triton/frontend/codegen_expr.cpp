@@ -627,6 +627,23 @@ PyValue CodeGen::Attribute(PyValue v, const std::string& n,
     case PyValue::Kind::kDType:
       if (std::optional<PyValue> a = DTypeAttribute(v.dtype(), n)) return *a;
       Fail("'dtype' object has no attribute '" + n + "'");
+    case PyValue::Kind::kBool:
+    case PyValue::Kind::kInt:
+    case PyValue::Kind::kFloat:
+      // Triton keeps `acc = 0` as a scalar tensor: its methods
+      // (`acc.to(tl.int64)`) are those of the tensor it would be.
+      if (FindBuiltin(kTensor, n) || compilation_.IsTensorMethod(n)) {
+        PyValue t = PyValue::TensorValue(semantic().ToTensor(v));
+        if (std::optional<BuiltinId> id = FindBuiltin(kTensor, n)) {
+          return PyValue::Builtin(*id, t);
+        }
+        std::optional<PyValue> f =
+            compilation_.LookupGlobal(compilation_.prelude(), n, e.loc);
+        if (f && f->is(PyValue::Kind::kFunction)) {
+          return PyValue::BoundFunction(f->function(), t);
+        }
+      }
+      break;
     case PyValue::Kind::kEnum:
       if (v.as_string() == "PropagateNan" && (n == "ALL" || n == "NONE")) {
         return PyValue::Enum("PropagateNan." + n);
@@ -698,25 +715,26 @@ PyValue CodeGen::EvalSubscript(const py::SubscriptExpr& e, Frame& frame) {
     std::vector<PyValue> parts = index.is(PyValue::Kind::kTuple)
                                      ? index.items()
                                      : std::vector<PyValue>{index};
+    // As Triton's tensor.__getitem__: None expands at its position, a
+    // slice of None bounds (`:`, `None:`) keeps a dimension, and the rank
+    // is not checked (a scalar's `[None, None, :]` is 1x1).
     Tensor t = v.tensor();
+    auto whole = [](const PyValue& p) {
+      if (!p.is(PyValue::Kind::kSlice)) return false;
+      for (int k = 0; k < 3; ++k) {
+        if (p.slice_has(k) && !p.items()[k].is_none()) return false;
+      }
+      return true;
+    };
     int dim = 0;
-    int consumed = 0;
     for (const PyValue& p : parts) {
       if (p.is_none()) {
         t = semantic().ExpandDims(t, dim);
-        ++dim;
-      } else if (p.is(PyValue::Kind::kSlice) && !p.slice_has(0) &&
-                 !p.slice_has(1) && !p.slice_has(2)) {
-        ++dim;
-        ++consumed;
-      } else {
+      } else if (!whole(p)) {
         Fail("unsupported tensor index: " + p.Repr() +
              " (Triton tensors take only None and ':' as indices)");
       }
-    }
-    if (consumed > static_cast<int>(v.tensor().shape.size())) {
-      Fail("too many indices for a tensor of rank " +
-           std::to_string(v.tensor().shape.size()));
+      ++dim;
     }
     return PyValue::TensorValue(t);
   }
@@ -736,9 +754,24 @@ PyValue CodeGen::EvalIfExp(const py::IfExpExpr& e, Frame& frame) {
   ir::Block* else_block = op->add_region();
   ir::Block* saved = b.block();
   b.set_block(then_block);
-  Tensor x = semantic().ToTensor(Eval(*e.body, frame));
+  PyValue xv = Eval(*e.body, frame);
   b.set_block(else_block);
-  Tensor y = semantic().ToTensor(Eval(*e.orelse, frame));
+  PyValue yv = Eval(*e.orelse, frame);
+  if (xv.is_none() && yv.is_none()) {
+    // Both sides void (`tl.store(...) if c else tl.store(...)`): an if of
+    // no results, as Triton's.
+    SetLoc(e.loc, frame);
+    b.set_block(then_block);
+    b.Create(ir::OpCode::kYield, {}, {});
+    b.set_block(else_block);
+    b.Create(ir::OpCode::kYield, {}, {});
+    b.set_block(saved);
+    return PyValue::None();
+  }
+  b.set_block(then_block);
+  Tensor x = semantic().ToTensor(xv);
+  b.set_block(else_block);
+  Tensor y = semantic().ToTensor(yv);
   if (x.dtype != y.dtype || x.shape != y.shape) {
     Fail("Ternary expression with dynamic condition has inconsistent types " +
          Semantic::TypeText(x) + " and " + Semantic::TypeText(y));

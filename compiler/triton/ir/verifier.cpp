@@ -614,6 +614,10 @@ class Verifier {
       case OpCode::kJoin: {
         if (!Counts(op, 2, 2, 1)) return;
         SameType(op, T(op, 1), T(op, 0), "the second operand");
+        if (!T(op, 0)->IsTensor()) {
+          return Bad(op, "joins two tensors, not " + TypeText(T(op, 0)) +
+                             " (scalars are first expanded to 1 element)");
+        }
         std::vector<int64_t> want = ShapeOf(T(op, 0));
         want.push_back(2);
         if (!R(op)->IsTensor() || R(op)->element() != T(op, 0)->ScalarType() ||
@@ -626,6 +630,12 @@ class Verifier {
       case OpCode::kSplit: {
         if (!Counts(op, 1, 1, 2)) return;
         const Type* src = T(op, 0);
+        if (src->IsTensor() && src->rank() < 2 && src->shape().back() == 2) {
+          return Bad(op,
+                     "splits a tensor of rank 2 or more (a tensor of 2 "
+                     "is first expanded to 1x2), not " +
+                         TypeText(src));
+        }
         if (!src->IsTensor() || src->shape().back() != 2) {
           return Bad(op, "splits a tensor whose last dimension is 2, not " +
                              TypeText(src));

@@ -80,6 +80,7 @@ void KernelLowering::EmitStore(const ir::Operation& op) {
   SetLocation(op.loc());
   const bool masked = op.num_operands() > 2;
   if (!IsTensor(op.operand(0))) {
+    OrderStoreAfterLoads();
     std::string guard = "mtlemu_tid == 0u";
     if (masked) guard += " && " + Scalar(op.operand(2));
     Line("if (" + guard + ") *" + Scalar(op.operand(0)) + " = " +
@@ -95,6 +96,7 @@ void KernelLowering::EmitStore(const ir::Operation& op) {
   const std::string canonical = Canonical(l);
   const bool guarded = canonical != "true";
   if (guarded) {
+    OrderStoreAfterLoads();
     Line("if (" + canonical + ") {");
     ++indent_;
   }
@@ -458,6 +460,7 @@ void KernelLowering::EmitBlockStore(const ir::Operation& op) {
   std::vector<bool> check(l.rank(), false);
   for (int64_t d : op.array_attr("boundaryCheck")) check[d] = true;
   const std::string canonical = Canonical(l);
+  if (canonical != "true") OrderStoreAfterLoads();
   Line("if (" + canonical + ") {");
   ++indent_;
   for (int s = 0; s < l.slots(); ++s) {
@@ -509,6 +512,7 @@ void KernelLowering::EmitDescriptor(const ir::Operation& op) {
   }
   const std::string canonical = load ? "true" : Canonical(l);
   if (!load) {
+    if (canonical != "true") OrderStoreAfterLoads();
     Line("if (" + canonical + ") {");
     ++indent_;
   }

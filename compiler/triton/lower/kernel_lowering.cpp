@@ -166,8 +166,35 @@ std::string KernelLowering::ScratchPointer(const ir::Type* scalar,
 }
 
 void KernelLowering::Barrier() {
+  if (loads_pending_ && options_.num_warps > 1) {
+    // The same barrier orders the loads before it, at no extra cost.
+    Line(
+        "threadgroup_barrier(mem_flags::mem_device | "
+        "mem_flags::mem_threadgroup);");
+    loads_pending_ = false;
+    return;
+  }
   Line("threadgroup_barrier(mem_flags::mem_threadgroup);");
 }
+
+void KernelLowering::OrderStoreAfterLoads() {
+  if (!loads_pending_ || options_.num_warps <= 1) return;
+  Line("threadgroup_barrier(mem_flags::mem_device);");
+  loads_pending_ = false;
+}
+
+namespace {
+
+bool HasDeviceLoad(const ir::Block& block) {
+  bool found = false;
+  ir::Walk(block, [&](const ir::Operation* op) {
+    found = found || op->code() == ir::OpCode::kLoad ||
+            op->code() == ir::OpCode::kDescriptorLoad;
+  });
+  return found;
+}
+
+}  // namespace
 
 // --- layouts at run time
 // -----------------------------------------------------------------
@@ -282,6 +309,7 @@ std::string KernelLowering::Scalar(const ir::Value* v) {
 
 const KernelLowering::Slots& KernelLowering::Get(const ir::Value* v,
                                                  const Layout& l) {
+  if (!IsTensor(v)) Fail("internal error: a scalar used as a tensor");
   if (const Slots* s = Find(v, l)) return *s;
   const ir::Operation* saved = current_;
   if (layouts_.rematerializable(v)) {
@@ -498,6 +526,8 @@ std::vector<std::string> KernelLowering::InlineRegion(
 
 void KernelLowering::EmitOp(const ir::Operation& op) {
   current_ = &op;
+  if (op.code() == OpCode::kLoad || op.code() == OpCode::kDescriptorLoad)
+    loads_pending_ = true;
   switch (op.code()) {
     case OpCode::kFor:
       return EmitFor(op);
@@ -536,6 +566,7 @@ void KernelLowering::EmitOp(const ir::Operation& op) {
       Line(
           "threadgroup_barrier(mem_flags::mem_device | "
           "mem_flags::mem_threadgroup);");
+      loads_pending_ = false;
       return;
     case OpCode::kAssume:
       return;
@@ -719,6 +750,10 @@ void KernelLowering::EmitFor(const ir::Operation& op) {
   }
   const std::string iv = NewName(body.arg(0));
   SetLocation(op.loc());
+  // A load late in the body precedes the next iteration's stores; after
+  // no iteration, those before the loop are still pending.
+  const bool pending_before = loads_pending_;
+  loads_pending_ = pending_before || HasDeviceLoad(body);
   Line("for (" + iv_signed + " " + iv + "_i = (" + iv_signed + ")" + lb + "; " +
        iv + "_i < (" + iv_signed + ")" + ub + "; " + iv + "_i += (" +
        iv_signed + ")" + step + ") {");
@@ -763,6 +798,7 @@ void KernelLowering::EmitFor(const ir::Operation& op) {
   PopScope();
   --indent_;
   Line("}");
+  loads_pending_ = loads_pending_ || pending_before;
   for (const Carried& c : carried) {
     if (c.tensor) {
       Bind(c.result, c.layout, c.vars);
@@ -800,9 +836,13 @@ void KernelLowering::EmitIf(const ir::Operation& op) {
     }
     results.push_back(std::move(r));
   }
+  // Loads are pending after the if when they are after either branch.
+  const bool pending_before = loads_pending_;
+  bool pending_after = pending_before;
   for (int branch = 0; branch < 2; ++branch) {
     const ir::Block* region =
         branch < op.num_regions() ? op.region(branch) : nullptr;
+    loads_pending_ = pending_before;
     if (branch == 1 && (region == nullptr || region->empty()) &&
         results.empty())
       break;
@@ -826,8 +866,10 @@ void KernelLowering::EmitIf(const ir::Operation& op) {
     }
     PopScope();
     --indent_;
+    pending_after = pending_after || loads_pending_;
   }
   Line("}");
+  loads_pending_ = pending_after;
   for (const Result& r : results) {
     if (r.tensor) {
       Bind(r.value, r.layout, r.vars);
@@ -894,6 +936,9 @@ void KernelLowering::EmitWhile(const ir::Operation& op) {
       out.emplace_back(x.vars[0], Scalar(v));
     }
   };
+  const bool pending_before = loads_pending_;
+  loads_pending_ =
+      pending_before || HasDeviceLoad(before) || HasDeviceLoad(after);
   Line("while (true) {");
   ++indent_;
   PushScope();
@@ -930,6 +975,7 @@ void KernelLowering::EmitWhile(const ir::Operation& op) {
   PopScope();
   --indent_;
   Line("}");
+  loads_pending_ = true;  // the loop may leave after `before`'s loads
   for (int i = 0; i < op.num_results(); ++i) bind(op.result(i), result_vars[i]);
 }
 
@@ -1043,6 +1089,23 @@ LoweredKernel KernelLowering::Run() {
   return out;
 }
 
+namespace {
+
+bool ScalarsOnly(const ir::Function& f) {
+  bool tensors = false;
+  auto note = [&](const ir::Type* t) {
+    tensors =
+        tensors || t->IsTensor() || t->IsBlockPointer() || t->IsTensorDesc();
+  };
+  ir::Walk(*f.body(), [&](const ir::Operation* op) {
+    for (const ir::Value* v : op->operands()) note(v->type());
+    for (int i = 0; i < op->num_results(); ++i) note(op->result(i)->type());
+  });
+  return !tensors;
+}
+
+}  // namespace
+
 Result<LoweredKernel> LowerToMsl(const ir::Module& module,
                                  const LowerOptions& options) {
   const ir::Function* f = nullptr;
@@ -1058,8 +1121,13 @@ Result<LoweredKernel> LowerToMsl(const ir::Module& module,
         "got " +
         std::to_string(options.num_warps)};
   }
+  // A program of scalars alone computes the same values in every thread
+  // (only thread 0 stores): one SIMD group does it, whatever num_warps
+  // asked for, without the others' redundant copies of the work.
+  LowerOptions effective = options;
+  if (ScalarsOnly(*f)) effective.num_warps = 1;
   try {
-    KernelLowering lowering(*f, options);
+    KernelLowering lowering(*f, effective);
     return lowering.Run();
   } catch (const LowerError& e) {
     std::string where;

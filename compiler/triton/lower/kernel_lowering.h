@@ -126,6 +126,12 @@ class KernelLowering {
   std::string ScratchPointer(const ir::Type* scalar, int64_t offset,
                              int64_t bytes);
   void Barrier();
+  // Before a store that only some of the threads holding its elements do
+  // (a scalar, a replicated tensor): a device-memory barrier when a load
+  // since the last one may have read what it overwrites in another SIMD
+  // group (`o = tl.load(p); tl.store(p, o + 1)`), as the program's order
+  // says it must.
+  void OrderStoreAfterLoads();
   [[noreturn]] void Fail(const std::string& message);
 
   const ir::Function& function_;
@@ -143,6 +149,8 @@ class KernelLowering {
   // would give the next line (after the last #line).
   SourceLocation wanted_loc_;
   bool joining_ = false;
+  // A device load may have run since the last device-memory barrier.
+  bool loads_pending_ = false;
   std::string pending_;
   int pending_count_ = 0;
   int presumed_line_ = 0;

@@ -1,8 +1,9 @@
 #include "compiler/triton/lower/layout_assignment.h"
 
 #include <algorithm>
-#include <cassert>
 #include <set>
+
+#include "compiler/triton/lower/kernel_lowering.h"
 
 namespace mtlemu::triton::lower {
 namespace {
@@ -94,7 +95,13 @@ bool LayoutAssignment::rematerializable(const ir::Value* v) const {
 
 const Layout& LayoutAssignment::home(const ir::Value* v) const {
   auto it = home_.find(v);
-  assert(it != home_.end());
+  if (it == home_.end()) {
+    // A lowering bug, reported rather than read past the map's end.
+    const ir::Operation* def = v->defining_op();
+    throw LowerError{"internal error: no layout for a value of type " +
+                         v->type()->ToString(),
+                     def != nullptr ? def->loc() : SourceLocation()};
+  }
   return it->second;
 }
 

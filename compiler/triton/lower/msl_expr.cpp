@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <utility>
 
 namespace mtlemu::triton::lower {
 namespace {
@@ -118,7 +119,9 @@ std::optional<std::string> LibdeviceFunction(const std::string& symbol) {
 std::string CmpI(const std::string& pred, const std::string& a,
                  const std::string& b, int bits) {
   const bool s = pred[0] == 's';
-  const std::string x = s ? Signed(a, bits) : a, y = s ? Signed(b, bits) : b;
+  std::string x = s ? Signed(a, bits) : a, y = s ? Signed(b, bits) : b;
+  // A signed i1 true is -1: it orders below false.
+  if (s && bits == 1) std::swap(x, y);
   if (pred == "eq") return a + " == " + b;
   if (pred == "ne") return a + " != " + b;
   const std::string rel = pred.substr(1);
@@ -277,6 +280,23 @@ Result<std::optional<std::string>> ElementExprOf(
     Result<std::string> t = MslType(rt);
     return "(" + (t.ok() ? t.value() : std::string("?")) + ")(" + e + ")";
   };
+  // i1 is MSL bool: arithmetic on it is arithmetic mod 2 (add and sub are
+  // xor, mul is and), and as a signed value true is -1 (min/max swap).
+  if (bits == 1) {
+    switch (op.code()) {
+      case OpCode::kAddI:
+      case OpCode::kSubI:
+        return {x[0] + " != " + x[1]};
+      case OpCode::kMulI:
+        return {x[0] + " && " + x[1]};
+      case OpCode::kMaxSI:
+        return {x[0] + " && " + x[1]};
+      case OpCode::kMinSI:
+        return {x[0] + " || " + x[1]};
+      default:
+        break;
+    }
+  }
   switch (op.code()) {
     case OpCode::kAddI:
       return {result_cast(bin("+"))};

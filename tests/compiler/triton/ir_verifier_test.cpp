@@ -531,7 +531,9 @@ TEST_F(VerifierTest, TensorAndMemoryOps) {
   Value* idx = Splat(n_, {8});
   Op(OpCode::kCat, {v, v}, T({8}, F32()));
   Op(OpCode::kJoin, {v, v}, T({2, 8}, F32()));
+  Op(OpCode::kJoin, {x_, x_}, T({2}, F32()));
   b_.Create(OpCode::kSplit, {v}, {T({4}, F32()), T({4}, F32())});
+  b_.Create(OpCode::kSplit, {Splat(x_, {2})}, {F32(), F32()});
   Op(OpCode::kGather, {v, Splat(n_, {4, 2})}, T({4, 2}, F32()))
       ->defining_op()
       ->set_attr("axis", IntAttr{0, I32()});
@@ -561,8 +563,15 @@ TEST_F(VerifierTest, TensorAndMemoryOps) {
                "kernel.py:12:8: error: tt.join: joining two "
                "tensor<8xf32> gives shape 8x2, not tensor<2x8xf32>");
   EXPECT_ERROR(e2,
+               "kernel.py:12:8: error: tt.join: joins two tensors, not f32 "
+               "(scalars are first expanded to 1 element)");
+  EXPECT_ERROR(e2,
                "kernel.py:12:8: error: tt.split: splits a tensor whose "
                "last dimension is 2, not tensor<8xf32>");
+  EXPECT_ERROR(e2,
+               "kernel.py:12:8: error: tt.split: splits a tensor of rank 2 "
+               "or more (a tensor of 2 is first expanded to 1x2), not "
+               "tensor<2xf32>");
   EXPECT_ERROR(e2,
                "kernel.py:12:8: error: tt.gather: gathers from a tensor "
                "with integer indices of its rank, not tensor<8xf32> and "

@@ -1,0 +1,222 @@
+"""Triton semantics the lowering must keep: a program's loads see memory as
+it was before its later stores (whichever thread stores), i1 arithmetic is
+arithmetic mod 2, tl.join of scalars, and programs of scalars alone.
+Checked against NumPy and hand values."""
+import numpy as np
+
+import triton_metal
+import triton_metal.language as tl
+
+
+@triton_metal.jit
+def increment_scalar(Out, Other):
+    # Every thread loads Out; one thread stores it: the loads must not see
+    # the store, whichever SIMD group runs first.
+    o = tl.load(Out)
+    if tl.program_id(0) == 0:
+        o = tl.load(Other + o) + 1
+    tl.store(Out, o)
+
+
+@triton_metal.jit
+def replicated_store(X, Y, N: tl.constexpr):
+    # A row broadcast over columns is held by many threads; the reduction's
+    # result is stored by one of them after all have loaded X.
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    tl.store(X + offs, x * 0)
+    s = tl.load(Y)
+    tl.store(Y, s + tl.sum(x, axis=0))
+
+
+@triton_metal.jit
+def loop_increment(Out, n):
+    for _ in range(n):
+        tl.store(Out, tl.load(Out) + 1)
+
+
+def test_a_scalar_load_is_not_overtaken_by_the_store():
+    for warps in (1, 2, 4, 8, 32):
+        out = np.zeros(1, np.int32)
+        other = np.array([41, 7], np.int32)
+        increment_scalar[(1,)](out, other, num_warps=warps)
+        assert out[0] == 42, warps
+
+
+def test_store_after_loads_of_other_threads():
+    x = np.arange(256, dtype=np.float32)
+    y = np.array([5.0], np.float32)
+    replicated_store[(1,)](x, y, N=256, num_warps=8)
+    assert y[0] == 5.0 + np.arange(256).sum()
+    assert not x.any()
+
+
+def test_read_modify_write_in_a_loop():
+    out = np.zeros(1, np.int32)
+    loop_increment[(1,)](out, 37, num_warps=4)
+    assert out[0] == 37
+
+
+@triton_metal.jit
+def bool_arithmetic(X, Y, Sum, Add, Mul, Smax, Smin, Slt, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs) != 0
+    y = tl.load(Y + offs) != 0
+    tl.store(Sum, tl.sum(x, dtype=tl.int1).to(tl.int32))
+    tl.store(Add + offs, (x + y).to(tl.int32))
+    tl.store(Mul + offs, (x * y).to(tl.int32))
+    # Triton's int1 is unsigned: max is or, min is and, false < true.
+    tl.store(Smax + offs, tl.maximum(x, y).to(tl.int32))
+    tl.store(Smin + offs, tl.minimum(x, y).to(tl.int32))
+    tl.store(Slt + offs, (x < y).to(tl.int32))
+
+
+@triton_metal.jit
+def bool_sum_kernel(Out, init, in_dtype: tl.constexpr, out_dtype: tl.constexpr):
+    x = tl.full((32, 32), init, dtype=in_dtype)
+    tl.store(Out, tl.sum(x, dtype=out_dtype).to(tl.int32))
+
+
+def test_sum_of_booleans_in_int1_is_mod_2():
+    out = np.zeros(1, np.int32)
+    bool_sum_kernel[(1,)](out, 1, in_dtype=tl.int1, out_dtype=None)
+    assert out[0] == 1024
+    bool_sum_kernel[(1,)](out, 1, in_dtype=tl.int1, out_dtype=tl.int1)
+    assert out[0] == 0
+    bool_sum_kernel[(1,)](out, 1, in_dtype=tl.int8, out_dtype=tl.int8)
+    assert out[0] == 0  # 1024 wraps to 0 in 8 bits
+
+
+def test_bool_arithmetic_against_numpy():
+    n = 64
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2, n).astype(np.int32)
+    y = rng.integers(0, 2, n).astype(np.int32)
+    outs = [np.zeros(1, np.int32)] + [np.zeros(n, np.int32) for _ in range(5)]
+    bool_arithmetic[(1,)](x, y, *outs, N=n)
+    total, add, mul, smax, smin, slt = outs
+    assert total[0] == x.sum() % 2
+    np.testing.assert_array_equal(add, x ^ y)
+    np.testing.assert_array_equal(mul, x & y)
+    np.testing.assert_array_equal(smax, x | y)
+    np.testing.assert_array_equal(smin, x & y)
+    np.testing.assert_array_equal(slt, (x == 0) & (y == 1))
+
+
+@triton_metal.jit
+def join_scalars(X, Y, Z):
+    z = tl.join(tl.load(X), tl.load(Y))
+    tl.static_assert(z.shape == [2])
+    tl.store(Z + tl.arange(0, 2), z)
+
+
+@triton_metal.jit
+def interleave_scalars(a, b, Z):
+    z = tl.interleave(a, b)
+    tl.static_assert(z.shape == [2])
+    tl.store(Z + tl.arange(0, 2), z)
+
+
+def test_join_and_interleave_of_scalars():
+    z = np.zeros(2, np.float32)
+    join_scalars[(1,)](np.array([42], np.int32), np.array([100], np.int32), z)
+    np.testing.assert_array_equal(z, [42, 100])
+    z = np.zeros(2, np.float32)
+    interleave_scalars[(1,)](10, 20, z)
+    np.testing.assert_array_equal(z, [10, 20])
+
+
+@triton_metal.jit
+def double_in_place(p):
+    pid = tl.program_id(0)
+    tl.store(p + pid, tl.load(p + pid) * 2)
+
+
+def test_program_of_scalars_with_many_warps():
+    # A program of scalars runs on one SIMD group whatever num_warps says;
+    # the result is the same.
+    x = np.arange(4096, dtype=np.float32)
+    double_in_place[(4096,)](x, num_warps=32)
+    np.testing.assert_array_equal(x, 2 * np.arange(4096, dtype=np.float32))
+
+
+@triton_metal.jit
+def sum_of_range(Out, lo, hi, iv: tl.constexpr):
+    acc = 0
+    acc = acc.to(tl.int64)  # a Python int has the methods of its tensor
+    for i in range(lo, hi, iv):
+        acc += i
+    tl.store(Out, acc)
+
+
+def test_methods_of_a_python_number_and_a_64_bit_loop():
+    for lo, hi, iv in [(2**35, 2**35 + 20, 3), (15, -16, -2), (22, 18, -1)]:
+        out = np.zeros(1, np.int64)
+        sum_of_range[(1,)](out, lo, hi, iv)
+        assert out[0] == sum(range(lo, hi, iv)), (lo, hi, iv)
+
+
+@triton_metal.jit
+def void_ternary(Ret, XTrue, XFalse):
+    pid = tl.program_id(0)
+    tl.store(Ret + pid, tl.load(XTrue)) if pid % 2 == 0 else tl.store(Ret + pid, tl.load(XFalse))
+
+
+def test_ternary_of_two_stores():
+    ret = np.zeros(4, np.float32)
+    void_ternary[(4,)](ret, np.array([1.5], np.float32), np.array([-2.0], np.float32))
+    np.testing.assert_array_equal(ret, [1.5, -2.0, 1.5, -2.0])
+
+
+@triton_metal.jit
+def subscripts(X, Z, N: tl.constexpr):
+    x = tl.load(X + tl.arange(0, N))
+    t = x[None, None:]  # `None:` is `:`
+    tl.static_assert(t.shape == [1, N])
+    p = Z[None, None, :]  # Triton does not check the rank: a 1x1 pointer
+    tl.static_assert(p.shape == [1, 1])
+    tl.store(p + tl.arange(0, N)[:, None] * 0, tl.sum(t, axis=1)[:, None])
+
+
+def test_subscripts_as_triton():
+    z = np.zeros(1, np.float32)
+    subscripts[(1,)](np.arange(8, dtype=np.float32), z, N=8)
+    assert z[0] == 28
+
+
+@triton_metal.jit
+def split_to_scalars(X, Z1, Z2):
+    z1, z2 = tl.split(tl.load(X + tl.arange(0, 2)))
+    tl.static_assert(z1.shape == [])
+    tl.store(Z1, z1)
+    tl.store(Z2, z2)
+
+
+def test_split_of_two_gives_scalars():
+    z1, z2 = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    split_to_scalars[(1,)](np.array([7, -3], np.int32), z1, z2)
+    assert (z1[0], z2[0]) == (7, -3)
+
+
+@triton_metal.jit
+def float_atomic_min_max(X, Max, Min, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    tl.atomic_max(Max + offs % 4, x)
+    tl.atomic_min(Min + offs % 4, x)
+
+
+def test_float_atomic_min_max_with_signed_zeros():
+    x = np.array([-0.0, 0.0, -1.5, 2.0, -0.0, -0.0, -3.0, -0.0] * 4, np.float32)
+    big = np.finfo(np.float32).max
+    mx = np.full(4, -big, np.float32)
+    mn = np.full(4, big, np.float32)
+    float_atomic_min_max[(1,)](x, mx, mn, N=32)
+    cols = x.reshape(-1, 4)
+    np.testing.assert_array_equal(mx, cols.max(axis=0))
+    np.testing.assert_array_equal(mn, cols.min(axis=0))
+    # -0.0 alone: both results are -0.0, sign included.
+    mx, mn = np.full(4, -big, np.float32), np.full(4, big, np.float32)
+    float_atomic_min_max[(1,)](np.full(32, -0.0, np.float32), mx, mn, N=32)
+    assert np.signbit(mx).all() and not mx.any()
+    assert np.signbit(mn).all() and not mn.any()
