@@ -627,23 +627,6 @@ PyValue CodeGen::Attribute(PyValue v, const std::string& n,
     case PyValue::Kind::kDType:
       if (std::optional<PyValue> a = DTypeAttribute(v.dtype(), n)) return *a;
       Fail("'dtype' object has no attribute '" + n + "'");
-    case PyValue::Kind::kBool:
-    case PyValue::Kind::kInt:
-    case PyValue::Kind::kFloat:
-      // Triton keeps `acc = 0` as a scalar tensor: its methods
-      // (`acc.to(tl.int64)`) are those of the tensor it would be.
-      if (FindBuiltin(kTensor, n) || compilation_.IsTensorMethod(n)) {
-        PyValue t = PyValue::TensorValue(semantic().ToTensor(v));
-        if (std::optional<BuiltinId> id = FindBuiltin(kTensor, n)) {
-          return PyValue::Builtin(*id, t);
-        }
-        std::optional<PyValue> f =
-            compilation_.LookupGlobal(compilation_.prelude(), n, e.loc);
-        if (f && f->is(PyValue::Kind::kFunction)) {
-          return PyValue::BoundFunction(f->function(), t);
-        }
-      }
-      break;
     case PyValue::Kind::kEnum:
       if (v.as_string() == "PropagateNan" && (n == "ALL" || n == "NONE")) {
         return PyValue::Enum("PropagateNan." + n);
