@@ -3,6 +3,8 @@ tl.dot, tl.dot_scaled (microscaled formats), int8 dots that fit Metal's
 threadgroup memory, and kernels launched with num_warps up to 32 (the
 register budget of the threadgroup size). References: each fp8 format
 decoded from its definition in float64, NumPy matmuls in float64."""
+import zlib
+
 import numpy as np
 import pytest
 
@@ -256,7 +258,7 @@ def normal_operand(rs, shape, fmt):
 @pytest.mark.parametrize("scaled_side", ["lhs", "rhs"])
 def test_dot_scaled(mx, normal, scaled_side):
     M, N, K = 32, 32, 64
-    rs = np.random.RandomState(hash((mx, normal, scaled_side)) % 2**31)
+    rs = np.random.RandomState(zlib.crc32(f"{mx} {normal} {scaled_side}".encode()))
     compute = "fp16" if normal == "fp16" else "bf16"
     low, high = (124, 131) if compute == "fp16" else (110, 140)
     if scaled_side == "lhs":

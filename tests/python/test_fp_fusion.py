@@ -41,6 +41,7 @@ def test_fused_by_default_and_unfused_when_asked():
 def test_knob_sets_the_default(monkeypatch):
     a, b, c, fused, unfused = operands()
     z = np.zeros(1024, np.float32)
-    monkeypatch.setattr(knobs.language, "default_fp_fusion", False)
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")
+    assert knobs.language.default_fp_fusion is False
     multiply_add[(1, )](a, b, c, z, 1024)
     np.testing.assert_array_equal(z, unfused)
