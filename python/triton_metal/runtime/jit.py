@@ -19,6 +19,7 @@ from ..language import core as tlc
 from . import arguments
 from . import device as _device
 from . import launch_context
+from .. import knobs
 from .errors import KernelError, OutOfResources
 from .reinterpret import TensorWrapper, reinterpret  # noqa: F401 (Triton's names here)
 from .._utils import type_canonicalisation_dict  # noqa: F401
@@ -461,7 +462,6 @@ class JITFunction(KernelInterface):
         if "enable_fp_fusion" not in self._param_set:
             fp_fusion = kwargs.pop("enable_fp_fusion", None)
         if fp_fusion is None:
-            from .. import knobs
             fp_fusion = knobs.language.default_fp_fusion
         fp_fusion = bool(fp_fusion)
         ignored = [k for k in IGNORED_OPTIONS if k in kwargs and k not in self._param_set]
