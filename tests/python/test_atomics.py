@@ -53,20 +53,7 @@ def rmw_kernel(z_ptr, x_ptr, old_ptr, n, K: tl.constexpr, OP: tl.constexpr, SEM:
     mask = (i < n) & (i % 3 != 1)
     x = tl.load(x_ptr + i, mask=i < n)
     ptrs = z_ptr + i % K
-    if OP == "add":
-        old = tl.atomic_add(ptrs, x, mask=mask, sem=SEM)
-    elif OP == "max":
-        old = tl.atomic_max(ptrs, x, mask=mask, sem=SEM)
-    elif OP == "min":
-        old = tl.atomic_min(ptrs, x, mask=mask, sem=SEM)
-    elif OP == "and":
-        old = tl.atomic_and(ptrs, x, mask=mask, sem=SEM)
-    elif OP == "or":
-        old = tl.atomic_or(ptrs, x, mask=mask, sem=SEM)
-    elif OP == "xor":
-        old = tl.atomic_xor(ptrs, x, mask=mask, sem=SEM)
-    else:
-        old = tl.atomic_xchg(ptrs, x, mask=mask, sem=SEM)
+    old = getattr(tl, "atomic_" + OP)(ptrs, x, mask=mask, sem=SEM)
     tl.store(old_ptr + i, old, mask=mask)
 
 
