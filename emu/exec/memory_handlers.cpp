@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <mutex>
 
 #include "emu/check/kernel_checker.h"
 #include "emu/exec/handlers.h"
@@ -297,7 +298,9 @@ using AtomicWord = std::conditional_t<
 // not a multiple of 4 into the rest of its last word, as on a GPU (a Metal
 // buffer is whole pages): a compare-and-swap loop on the word that holds a
 // 16-bit element (Triton's fp16 and bf16 atomics) reaches there for a
-// buffer's last element. Those bytes are written back as they were read.
+// buffer's last element. The host bytes past the buffer may belong to
+// someone else (a NumPy array's allocation ends where its data does), so
+// such an atomic never touches them: see TailAtomic.
 uint8_t* AtomicTarget(ExecContext& ctx, AddressSpace space, uint64_t address,
                       uint32_t bytes, bool writes, int lane,
                       const MemoryRegion*& cache, uint32_t& in_bounds) {
@@ -319,6 +322,23 @@ uint8_t* AtomicTarget(ExecContext& ctx, AddressSpace space, uint64_t address,
     }
   }
   return Translate(ctx, space, address, bytes, writes, lane, cache);
+}
+
+// Applies `apply` (an operation on a std::atomic_ref<W>) to the word at
+// `p` of which only the first `in_bounds` bytes are the buffer's: it works
+// on a copy in which the bytes past the buffer read as zero, as a GPU's
+// fresh page would, and writes back only the buffer's bytes. Every atomic
+// that reaches the same tail takes this path, so one lock makes them atomic
+// with each other; such tails are rare (a buffer's last few bytes).
+template <typename W, typename Apply>
+auto TailAtomic(uint8_t* p, uint32_t in_bounds, Apply apply) {
+  static std::mutex tail_lock;
+  std::lock_guard<std::mutex> hold(tail_lock);
+  W word = 0;
+  std::memcpy(&word, p, in_bounds);
+  const auto old = apply(std::atomic_ref<W>(word));
+  std::memcpy(p, &word, in_bounds);
+  return old;
 }
 
 template <Opcode op, ScalarType T>
@@ -370,15 +390,19 @@ void Atomic(ExecContext& ctx, const DecodedInstruction& d) {
     }
     const U v = value ? read(value, l) : 0;
     const U w = desired ? read(desired, l) : 0;
-    U old;
-    if constexpr (T == ScalarType::kFloat) {
-      old = AtomicFloat<op>(
-          std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(p)), v);
-    } else {
-      old = static_cast<U>(
-          AtomicApply<op, W>(std::atomic_ref<W>(*reinterpret_cast<W*>(p)),
-                             static_cast<W>(v), static_cast<W>(w)));
-    }
+    using Word = std::conditional_t<T == ScalarType::kFloat, uint32_t, W>;
+    const auto apply = [&](std::atomic_ref<Word> ref) -> U {
+      if constexpr (T == ScalarType::kFloat) {
+        return AtomicFloat<op>(ref, v);
+      } else {
+        return static_cast<U>(AtomicApply<op, W>(ref, static_cast<W>(v),
+                                                 static_cast<W>(w)));
+      }
+    };
+    const U old =
+        in_bounds < kBytes
+            ? TailAtomic<Word>(p, in_bounds, apply)
+            : apply(std::atomic_ref<Word>(*reinterpret_cast<Word*>(p)));
     if (dst) {
       dst[l] = static_cast<uint32_t>(old);
       if constexpr (kBytes == 8) {

@@ -756,7 +756,22 @@ TEST(AtomicsTest, WordAtomicReachesTheRestOfABuffersLastWord) {
     ASSERT_TRUE(Runs(h, {2}, {2}));
     EXPECT_EQ(h.Read<uint16_t>(0), (std::vector<uint16_t>{0x11, 0x21, 0x31}));
     EXPECT_EQ(h.Read<uint32_t>(1)[0], 0x00200010u);
-    EXPECT_EQ(h.Read<uint32_t>(1)[1] & 0xffffu, 0x30u);
+    EXPECT_EQ(h.Read<uint32_t>(1)[1], 0x30u);
+  }
+  {
+    // The caller's memory (a NumPy array's): the two bytes after its six
+    // are someone else's and stay as they were; the atomic sees them as
+    // zero, as a GPU sees the rest of a buffer's page.
+    alignas(4) uint16_t host[4] = {0x10, 0x20, 0x30, 0xabcc};
+    for (int run = 0; run < 2; ++run) {
+      KernelHarness h(kIsa, "", "m1", /*host_threads=*/run == 0 ? 1 : 0);
+      h.SetBufferNoCopy(0, host, 6);
+      h.SetBuffer(1, std::vector<uint32_t>(2, 0xdeadbeef));
+      ASSERT_TRUE(Runs(h, {2}, {1}));
+      EXPECT_EQ(host[3], 0xabcc) << "wrote past the buffer";
+      EXPECT_EQ(h.Read<uint32_t>(1)[1], run == 0 ? 0x30u : 0x31u);
+    }
+    EXPECT_EQ(host[2], 0x31);
   }
   KernelHarness h(kIsa);
   h.SetBuffer(0, std::vector<uint16_t>{0x10, 0x20, 0x30});

@@ -62,6 +62,13 @@ void KernelHarness::SetBufferBytes(int index, const void* data, size_t size) {
   if (b.ok()) buffers_[index] = b.value();
 }
 
+void KernelHarness::SetBufferNoCopy(int index, void* data, size_t size) {
+  if (!status_.ok()) return;
+  Result<std::shared_ptr<Buffer>> b =
+      device_->newBufferWithBytesNoCopy(data, size);
+  if (b.ok()) buffers_[index] = b.value();
+}
+
 void KernelHarness::SetBytesRaw(int index, const void* data, size_t size) {
   const auto* p = static_cast<const uint8_t*>(data);
   bytes_[index] = std::vector<uint8_t>(p, p + size);

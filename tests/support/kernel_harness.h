@@ -38,6 +38,9 @@ class KernelHarness {
     SetBufferBytes(index, data.data(), data.size() * sizeof(T));
   }
   void SetBufferBytes(int index, const void* data, size_t size);
+  // A buffer over the caller's `size` bytes at `data`
+  // (newBufferWithBytesNoCopy): the kernel works on them in place.
+  void SetBufferNoCopy(int index, void* data, size_t size);
   template <class T>
   void SetBytes(int index, const T& value) {
     SetBytesRaw(index, &value, sizeof(T));
