@@ -395,8 +395,8 @@ void Atomic(ExecContext& ctx, const DecodedInstruction& d) {
       if constexpr (T == ScalarType::kFloat) {
         return AtomicFloat<op>(ref, v);
       } else {
-        return static_cast<U>(AtomicApply<op, W>(ref, static_cast<W>(v),
-                                                 static_cast<W>(w)));
+        return static_cast<U>(
+            AtomicApply<op, W>(ref, static_cast<W>(v), static_cast<W>(w)));
       }
     };
     const U old =
