@@ -330,9 +330,12 @@ uint8_t* AtomicTarget(ExecContext& ctx, AddressSpace space, uint64_t address,
 // fresh page would, and writes back only the buffer's bytes. Every atomic
 // that reaches the same tail takes this path, so one lock makes them atomic
 // with each other; such tails are rare (a buffer's last few bytes).
+// (One lock for every operation and type: a load's copy written back under
+// another lock than a compare-and-swap's would undo the swap.)
+std::mutex tail_lock;
+
 template <typename W, typename Apply>
 auto TailAtomic(uint8_t* p, uint32_t in_bounds, Apply apply) {
-  static std::mutex tail_lock;
   std::lock_guard<std::mutex> hold(tail_lock);
   W word = 0;
   std::memcpy(&word, p, in_bounds);

@@ -783,6 +783,40 @@ TEST(AtomicsTest, WordAtomicReachesTheRestOfABuffersLastWord) {
   EXPECT_EQ(h.error()->fault.lane, 2);
 }
 
+TEST(AtomicsTest, CompareExchangeLoopOnABuffersLastHalfWordLosesNothing) {
+  // Triton's fp16 atomic add: load the word, swap in the word with the
+  // half added, until the swap finds what was loaded. The half is the last
+  // of a 6-byte buffer of the caller's memory, so every load and swap takes
+  // the tail path; one thread per threadgroup adds 1, on several host
+  // threads. A load that wrote its copy back would undo other swaps.
+  constexpr char kIsa[] = R"(
+.kernel tail_counter
+.buffer 0 u0 device uint data
+    mov.u32 r0, %thread_index_in_threadgroup
+    bnz r0, done, done
+    atomic_load.device.u32 r2, [u0 + 4]
+retry:
+    add.u32 r3, r2, 1
+    atomic_compare_exchange.device.u32 r4, [u0 + 4], r2, r3
+    ne.u32 r5, r4, r2
+    mov.u32 r2, r4
+    bnz r5, retry, done
+done:
+    exit
+.end
+)";
+  constexpr int kGroups = 3000;
+  for (int host_threads : {1, 4}) {
+    alignas(4) uint16_t host[4] = {7, 7, 0, 0xabcc};
+    KernelHarness h(kIsa, "", "m1", host_threads);
+    h.SetBufferNoCopy(0, host, 6);
+    ASSERT_TRUE(Runs(h, {kGroups * 32}, {32}));
+    EXPECT_EQ(host[2], kGroups) << host_threads << " host threads";
+    EXPECT_EQ(host[3], 0xabcc);
+    EXPECT_EQ(host[0], 7);
+  }
+}
+
 // --- a spin lock across host threads
 // ------------------------------------------
 
