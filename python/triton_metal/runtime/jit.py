@@ -2,6 +2,7 @@
 (compiled once per specialization, per chip), and `kernel[grid](...)`
 launches it on the emulated GPU over the caller's arrays and tensors."""
 import ast
+import collections
 import functools
 import inspect
 import json
@@ -200,16 +201,30 @@ class KernelParam:
         return f"KernelParam({self.num}, {self.name!r}, {self.annotation!r})"
 
 
-def _nested_source(fn, file, text=None):
-    """For a function defined inside another: the file's text with the
+_parsed_texts = collections.OrderedDict()  # module text: its ast (read only)
+_PARSED_TEXTS_KEPT = 8
+
+
+def _parsed(text):
+    """ast.parse(text), kept for the last few texts: a test file defines
+    hundreds of kernels inside its test functions, and parsing its 7,000
+    lines for each would be most of a test's time."""
+    tree = _parsed_texts.get(text)
+    if tree is None:
+        tree = ast.parse(text)
+        _parsed_texts[text] = tree
+        while len(_parsed_texts) > _PARSED_TEXTS_KEPT:
+            _parsed_texts.popitem(last=False)
+    return tree
+
+
+def _nested_source(fn, text):
+    """For a function defined inside another: the module text with the
     enclosing top-level statement blanked but for this function (and the
     other functions defined there), dedented in place, so that line numbers
     stay the file's."""
-    if text is None:
-        with open(file, encoding="utf-8") as f:
-            text = f.read()
     lines = text.split("\n")
-    tree = ast.parse("\n".join(lines))
+    tree = _parsed(text)
     first = fn.__code__.co_firstlineno
     for stmt in tree.body:
         start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
@@ -238,15 +253,13 @@ def _nested_source(fn, file, text=None):
     return None
 
 
-def _with_function_source(fn, file, text, src):
-    """The module text (the file's, or `text`) with `fn`'s definition, from
-    its `def` line to its end, replaced by `src`, indented as it was."""
-    if text is None:
-        with open(file, encoding="utf-8") as f:
-            text = f.read()
+def _with_function_source(fn, file, original, text, src):
+    """`text` (the module text `original`, or it with lines blanked, line
+    numbers kept) with `fn`'s definition, from its `def` line to its end,
+    replaced by `src`, indented as it was in `text`."""
     lines = text.split("\n")
     first = fn.__code__.co_firstlineno
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(_parsed(original)):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != fn.__name__:
             continue
         start = min([node.lineno] + [d.lineno for d in node.decorator_list])
@@ -350,10 +363,16 @@ class JITFunction(KernelInterface):
                         f"{self.__name__}: @jit needs the kernel's source, and "
                         f"'{raw}' is not a file Python kept the lines of")
                 text, file = "".join(lines), raw
-            if "<locals>" in self.__qualname__:
-                text = _nested_source(self.fn, file, text)
-            if self._src_updated:
-                text = _with_function_source(self.fn, file, text, self._src)
+            if "<locals>" in self.__qualname__ or self._src_updated:
+                original = text
+                if original is None:
+                    with open(file, encoding="utf-8") as f:
+                        original = f.read()
+                text = original
+                if "<locals>" in self.__qualname__:
+                    text = _nested_source(self.fn, original) or original
+                if self._src_updated:
+                    text = _with_function_source(self.fn, file, original, text, self._src)
             paths = [os.path.dirname(file)]
             paths += [p for p in sys.path if p and os.path.isdir(p) and p not in paths]
             self._source_info = (file, text, paths)
