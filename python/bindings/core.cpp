@@ -45,8 +45,24 @@ struct LaunchFailure {
   std::vector<std::string> printed;  // tl.device_print's lines before it
 };
 
+// A Python int of int64's or uint64's range (Triton passes those above
+// int64's as u64): its bits, and which.
+void SetInt(KernelArg& a, const py::handle& value) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow > 0) {
+    a.int_value = static_cast<int64_t>(py::cast<uint64_t>(value));
+    a.is_uint64 = true;
+  } else if (overflow < 0 || (v == -1 && PyErr_Occurred())) {
+    throw py::error_already_set();
+  } else {
+    a.int_value = v;
+  }
+}
+
 // ("name", kind, value): kind "ptr" (value: the dtype's name), "int",
-// "float", "bool", "none", "str", "dtype" (value: its name).
+// "float", "bool", "none", "str", "dtype" (value: its name), "tuple"
+// (value: a tuple of (kind, value) pairs).
 KernelArg ToKernelArg(const std::string& name, const std::string& kind,
                       const py::handle& value) {
   KernelArg a;
@@ -61,7 +77,14 @@ KernelArg ToKernelArg(const std::string& name, const std::string& kind,
     }
   } else if (kind == "int") {
     a.kind = KernelArg::Kind::kInt;
-    a.int_value = py::cast<int64_t>(value);
+    SetInt(a, value);
+  } else if (kind == "tuple") {
+    a.kind = KernelArg::Kind::kTuple;
+    for (const py::handle item : py::cast<py::tuple>(value)) {
+      const auto pair = py::cast<py::tuple>(item);
+      a.items.push_back(
+          ToKernelArg(name, py::cast<std::string>(pair[0]), pair[1]));
+    }
   } else if (kind == "float") {
     a.kind = KernelArg::Kind::kFloat;
     a.float_value = py::cast<double>(value);
@@ -214,7 +237,7 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
       v.scalar.int_value = py::cast<bool>(value);
     } else if (py::isinstance<py::int_>(value)) {
       v.scalar.kind = KernelArg::Kind::kInt;
-      v.scalar.int_value = py::cast<int64_t>(value);
+      SetInt(v.scalar, value);
     } else {
       v.scalar.kind = KernelArg::Kind::kFloat;
       v.scalar.float_value = py::cast<double>(value);

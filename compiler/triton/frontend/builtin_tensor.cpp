@@ -281,13 +281,22 @@ PyValue HandlekExpandDims(BuiltinCall& call) {
     axes = {call.ConstInt(1)};
   }
   const int new_rank = static_cast<int>(t.shape.size() + axes.size());
+  // Triton's checks and words (core.py's _wrap_axis and expand_dims).
+  std::string normalized;
   for (int64_t& a : axes) {
     if (a < -new_rank || a >= new_rank) {
-      Fail("expand_dims: axis " + std::to_string(a) + " is out of bounds");
+      Fail("invalid axis " + std::to_string(a) + ". Expected " +
+           std::to_string(-new_rank) + " <= axis < " +
+           std::to_string(new_rank));
     }
     if (a < 0) a += new_rank;
+    normalized += (normalized.empty() ? "" : ", ") + std::to_string(a);
   }
   std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
+    Fail("expand_dims received duplicate axes, normalized axes = [" +
+         normalized + "]");
+  }
   for (int64_t a : axes) t = call.sem().ExpandDims(t, static_cast<int>(a));
   return T(t);
 }

@@ -124,7 +124,17 @@ bool IsConstAnnotation(const py::Expr* e) {
 PyValue ConstexprOf(const KernelArg& a) {
   switch (a.kind) {
     case KernelArg::Kind::kInt:
+      if (a.is_uint64) {
+        Fail("a tl.constexpr integer above int64's range (" +
+             std::to_string(static_cast<uint64_t>(a.int_value)) +
+             ") is not supported");
+      }
       return PyValue::Int(a.int_value);
+    case KernelArg::Kind::kTuple: {
+      std::vector<PyValue> items;
+      for (const KernelArg& item : a.items) items.push_back(ConstexprOf(item));
+      return PyValue::Tuple(std::move(items));
+    }
     case KernelArg::Kind::kFloat:
       return PyValue::Float(a.float_value);
     case KernelArg::Kind::kBool:
@@ -270,7 +280,16 @@ std::string KernelArg::Describe() const {
     case Kind::kPointer:
       return "pointer<" + dtype->Name() + ">";
     case Kind::kInt:
-      return "int " + std::to_string(int_value);
+      return "int " + (is_uint64
+                           ? std::to_string(static_cast<uint64_t>(int_value))
+                           : std::to_string(int_value));
+    case Kind::kTuple: {
+      std::string out = "(";
+      for (size_t i = 0; i < items.size(); ++i) {
+        out += (i ? ", " : "") + items[i].Describe();
+      }
+      return out + (items.size() == 1 ? ",)" : ")");
+    }
     case Kind::kFloat:
       return "float " + PyValue::Float(float_value).Repr();
     case Kind::kBool:
@@ -439,6 +458,9 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
         case KernelArg::Kind::kNone:
           frame.locals[a.name] = PyValue::None();
           continue;
+        case KernelArg::Kind::kTuple:
+          frame.locals[a.name] = ConstexprOf(*given);
+          continue;
         case KernelArg::Kind::kPointer:
           // `p: tl.const`: a pointer to data the kernel only reads.
           dtype = DType::Pointer(given->dtype, 1,
@@ -447,6 +469,11 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
           break;
         case KernelArg::Kind::kInt: {
           const int64_t v = given->int_value;
+          if (given->is_uint64) {
+            dtype = DType::UInt(64);
+            if (static_cast<uint64_t>(v) % 16 == 0) info.divisibility = 16;
+            break;
+          }
           if (v == 1) {
             frame.locals[a.name] = PyValue::Int(1);
             continue;

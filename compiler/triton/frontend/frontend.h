@@ -6,7 +6,9 @@
 // argument equal to 1 becomes the constant 1; None becomes the constant
 // None; other integers are i32 (i64 when they do not fit) with
 // tt.divisibility = 16 when they are multiples of 16; floats are f32;
-// booleans i1; buffers are pointers to their element type.
+// booleans i1; buffers are pointers to their element type. Integers above
+// int64's range are u64; a tuple of constants is folded into the code, as a
+// constexpr is.
 #pragma once
 
 #include <memory>
@@ -22,12 +24,23 @@ namespace mtlemu::triton::frontend {
 
 // A launch argument, as the caller knows it.
 struct KernelArg {
-  enum class Kind { kPointer, kInt, kFloat, kBool, kNone, kString, kDType };
+  enum class Kind {
+    kPointer,
+    kInt,
+    kFloat,
+    kBool,
+    kNone,
+    kString,
+    kDType,
+    kTuple
+  };
   Kind kind = Kind::kNone;
   const DType* dtype = nullptr;  // kPointer: the element type; kDType
-  int64_t int_value = 0;         // kInt, kBool (0/1)
+  int64_t int_value = 0;         // kInt (uint64: its bits), kBool (0/1)
   double float_value = 0;        // kFloat
   std::string text;              // kString
+  std::vector<KernelArg> items;  // kTuple: constants, folded as constexprs
+  bool is_uint64 = false;        // kInt: a value above int64's range
 
   // The argument a command-line value spells, for values that are not
   // buffers: None, True/False, an integer, a float, a dtype name (fp16,

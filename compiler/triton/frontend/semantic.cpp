@@ -135,6 +135,7 @@ Tensor Semantic::Full(const std::vector<int64_t>& shape, const PyValue& v,
 Tensor Semantic::Splat(const Tensor& scalar,
                        const std::vector<int64_t>& shape) {
   if (scalar.is_block()) Fail("splat: the value is already a block");
+  if (shape.empty()) return scalar;  // tl.full([], v, dtype): a scalar
   return Make(b_.Create1(OpCode::kSplat, {scalar.handle},
                          scalar.dtype->ToIr()->WithShape(shape)),
               scalar.dtype, shape);

@@ -28,6 +28,7 @@ _UNSUPPORTED = {
 
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 _INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+_UINT64_MAX = 2 ** 64 - 1
 
 
 class Pointer:
@@ -112,16 +113,17 @@ def _reinterpreted(name, w):
 
 def classify(name, value):
     """What a launch passes for `value`: a Pointer, or (kind, value) with
-    kind "int", "float", "bool", "none", "str", "dtype" (and the value as
-    the C++ front end takes it). TypeError for what a kernel cannot take."""
+    kind "int", "float", "bool", "none", "str", "dtype", "tuple" (of such
+    pairs) and the value as the C++ front end takes it. TypeError for what
+    a kernel cannot take; OverflowError for an integer beyond 64 bits."""
     t = type(value)
     if t is bool:
         return ("bool", value)
     if t is int:
-        if not _INT64_MIN <= value <= _INT64_MAX:
-            raise TypeError(
-                f"argument '{name}': {value} does not fit in int64 (Triton "
-                "would pass it as uint64, which triton_metal does not yet)")
+        if not _INT64_MIN <= value <= _UINT64_MAX:
+            raise OverflowError(
+                f"argument '{name}': {value} does not fit in a 64-bit "
+                "integer (int64 or uint64)")
         return ("int", value)
     if t is float:
         return ("float", value)
@@ -129,6 +131,9 @@ def classify(name, value):
         return ("none", None)
     if t is str:
         return ("str", value)
+    if t is tuple or t is list or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        # A tuple of constants (a shape given to a tl.constexpr parameter).
+        return ("tuple", tuple(_constant(name, v) for v in value))
     if isinstance(value, tlc.constexpr):
         return classify(name, value.value)
     if isinstance(value, tlc.dtype):
@@ -175,11 +180,31 @@ def classify(name, value):
         "None, a string or a dtype)")
 
 
+def _constant(name, value):
+    """An item of a tuple argument: a constant (int, float, bool, None,
+    str, dtype, tuple); a tensor in a tuple is not taken yet."""
+    c = classify(name, value)
+    if isinstance(c, Pointer):
+        raise TypeError(
+            f"argument '{name}': a tuple holding an array or tensor is not "
+            "taken yet (triton_metal takes tuples of constants: ints, floats, "
+            "bools, None, strings, dtypes)")
+    return c
+
+
+def int_type(value):
+    """The type Triton gives an integer argument: i32, i64, else u64."""
+    if _INT32_MIN <= value <= _INT32_MAX:
+        return "i32"
+    return "i64" if value <= _INT64_MAX else "u64"
+
+
 def specialization(kind, value):
     """The part of a compiled kernel's cache key a non-constexpr argument
     decides, as Triton specializes: integers equal to 1 or divisible by 16,
     and their width."""
     if kind == "int":
-        return ("int", value == 1, value % 16 == 0,
-                _INT32_MIN <= value <= _INT32_MAX)
+        return ("int", value == 1, value % 16 == 0, int_type(value))
+    if kind == "tuple":
+        return (kind, value)  # folded into the code, as a constexpr is
     return (kind,)

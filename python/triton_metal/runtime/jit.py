@@ -273,6 +273,45 @@ def _with_function_source(fn, file, original, text, src):
     raise TypeError(f"{fn.__name__}: its definition is not in {file}")
 
 
+_ERROR_LINE = re.compile(r"^.*?:\d+:\d+: error: (.*)$", re.MULTILINE)
+
+
+def _set_cause(e):
+    """Gives a CompilationError the cause Triton's has: the error its
+    semantic layer raised (ValueError "program_id axis must be 0, 1, or 2
+    but got 20"), which tests read as str(e.__cause__). A failed
+    tl.static_assert has none (Triton raises CompileTimeAssertionFailure
+    itself)."""
+    found = _ERROR_LINE.search(str(e))
+    if found and not found.group(1).startswith("Static assertion failed"):
+        e.__cause__ = ValueError(found.group(1))
+
+
+class _Specialization:
+    """What @jit(repr=f) gets, as Triton's ASTSource: `signature` (each
+    parameter's type: "*fp32", "i32", "i64", "u64", "fp32", "i1", or
+    "constexpr" for constexprs and what Triton folds, 1 and None) and
+    `constants` (name: value of those)."""
+
+    def __init__(self, fn, classified):
+        self.fn = fn
+        self.signature, self.constants = {}, {}
+        for i, (name, c) in enumerate(classified.items()):
+            if isinstance(c, arguments.Pointer):
+                self.signature[name] = "*" + c.dtype
+                continue
+            kind, value = c
+            if i in fn.constexprs or kind in ("none", "str", "dtype") or (
+                    kind == "int" and value == 1):
+                self.signature[name] = "constexpr"
+                self.constants[name] = value
+            elif kind == "int":
+                self.signature[name] = arguments.int_type(value)
+            else:
+                self.signature[name] = {"float": "fp32", "bool": "i1"}.get(kind, kind)
+        self.attrs = None
+
+
 def _referenced_names(code):
     names = set(code.co_names) | set(code.co_freevars)
     for c in code.co_consts:
@@ -411,7 +450,7 @@ class JITFunction(KernelInterface):
             if v is None or isinstance(v, (bool, int, float, str, tlc.constexpr, tlc.dtype)):
                 try:
                     out.append((name,) + arguments.classify(name, v))
-                except TypeError:
+                except (TypeError, OverflowError):
                     continue
         return out
 
@@ -538,9 +577,11 @@ class JITFunction(KernelInterface):
         except _core.CompilationError as e:
             if "more than Metal's 32 KB" in str(e):
                 raise OutOfResources(str(e)) from None
+            _set_cause(e)
             raise
-        compiled = CompiledKernel(core, self.__name__,
-                                  core.threads_per_threadgroup // 32)
+        name = self.__name__ if self._repr is None else self.repr(
+            _Specialization(self, classified))
+        compiled = CompiledKernel(core, name, core.threads_per_threadgroup // 32)
         compiled._jit = self
         compiled._device = device
         for m in core.messages:
