@@ -3,6 +3,7 @@ it was before its later stores (whichever thread stores), i1 arithmetic is
 arithmetic mod 2, tl.join of scalars, and programs of scalars alone.
 Checked against NumPy and hand values."""
 import numpy as np
+import pytest
 
 import triton_metal
 import triton_metal.language as tl
@@ -220,3 +221,53 @@ def test_float_atomic_min_max_with_signed_zeros():
     float_atomic_min_max[(1,)](np.full(32, -0.0, np.float32), mx, mn, N=32)
     assert np.signbit(mx).all() and not mx.any()
     assert np.signbit(mn).all() and not mn.any()
+
+
+@triton_metal.jit
+def nested_early_returns(c_ptr, out_ptr, MODE: tl.constexpr):
+    # Returns under non-constant conditions inside a constant `if` and
+    # inside another non-constant `if`; what follows each `if` runs only on
+    # the paths that fall through to it.
+    c = tl.load(c_ptr + tl.arange(0, 1))
+    c0 = tl.sum(c & 1)
+    c1 = tl.sum(c & 2)
+    if MODE == "nested":
+        if c0:
+            if c1:
+                tl.store(out_ptr, 11)
+                return
+            tl.store(out_ptr + 1, 12)
+        else:
+            tl.store(out_ptr + 1, 13)
+            if c1:
+                return
+        tl.store(out_ptr + 2, 14)
+    tl.store(out_ptr + 3, 15)
+
+
+@pytest.mark.parametrize("bits", [0, 1, 2, 3])
+def test_returns_under_runtime_conditions_inside_other_ifs(bits):
+    out = np.zeros(4, np.int32)
+    nested_early_returns[(1,)](np.array([bits], np.int32), out, "nested")
+    c0, c1 = bits & 1, bits & 2
+    want = [0, 0, 0, 0]
+    if c0 and c1:
+        want[0] = 11
+    else:
+        want[1] = 12 if c0 else 13
+        if c0 or not c1:
+            want[2], want[3] = 14, 15
+    assert list(out) == want
+
+
+@triton_metal.jit
+def return_in_static_loop(c_ptr, out_ptr):
+    for i in tl.static_range(2):
+        if tl.load(c_ptr + i):
+            return
+    tl.store(out_ptr, 1)
+
+
+def test_a_return_inside_a_loop_is_refused_with_a_message():
+    with pytest.raises(triton_metal.CompilationError, match="outside loops"):
+        return_in_static_loop[(1,)](np.zeros(2, np.int32), np.zeros(1, np.int32))

@@ -232,6 +232,33 @@ CodeGen::Flow CodeGen::ExecBody(const py::Body& body, size_t start,
   return Flow::kNext;
 }
 
+CodeGen::Flow CodeGen::ExecBranch(const py::Body& inner, const py::Body& body,
+                                  size_t index, Frame& frame) {
+  frame.rest.push_back({&body, index + 1, &inner});
+  Flow f;
+  try {
+    f = ExecBody(inner, 0, frame);
+  } catch (...) {
+    frame.rest.pop_back();
+    throw;
+  }
+  frame.rest.pop_back();
+  return f;
+}
+
+CodeGen::Flow CodeGen::ExecRest(const py::Body& body, size_t start,
+                                Frame& frame) {
+  Flow f = ExecBody(body, start, frame);
+  const std::vector<Frame::Rest> saved = frame.rest;
+  while (f == Flow::kNext && !frame.rest.empty()) {
+    const Frame::Rest r = frame.rest.back();
+    frame.rest.pop_back();
+    f = ExecBody(*r.outer, r.next, frame);
+  }
+  frame.rest = saved;
+  return f;
+}
+
 void CodeGen::Assign(const py::Expr& target, const PyValue& value,
                      Frame& frame) {
   if (const auto* n = py::As<py::NameExpr>(&target)) {
@@ -386,7 +413,7 @@ CodeGen::Flow CodeGen::ExecIf(const py::IfStmt& s, const py::Body& body,
                               size_t index, Frame& frame) {
   PyValue cond = Eval(*s.test, frame);
   if (cond.is_constexpr()) {
-    return ExecBody(cond.Truthy() ? s.body : s.orelse, 0, frame);
+    return ExecBranch(cond.Truthy() ? s.body : s.orelse, body, index, frame);
   }
   SetLoc(s.loc, frame);
   if (cond.is_tensor() && cond.tensor().is_block() &&
@@ -409,10 +436,17 @@ CodeGen::Flow CodeGen::ExecIf(const py::IfStmt& s, const py::Body& body,
           "Cannot have `return` statements inside `while` or `for` "
           "statements in triton.");
     }
-    if (&body != &frame.def->body) {
+    // The bodies around this one must be branches of `if`s (constant or
+    // not), each with its rest; a static loop's body has none.
+    const py::Body* outer = &frame.def->body;
+    for (const Frame::Rest& r : frame.rest) {
+      if (r.outer != outer) break;
+      outer = r.inner;
+    }
+    if (outer != &body) {
       Fail(
           "a `return` inside an `if` with a non-constant condition is only "
-          "supported at the top level of a function");
+          "supported outside loops (tl.static_range included)");
     }
     ir::Operation* op = b.Create(ir::OpCode::kIf, {c.handle}, {});
     ir::Block* regions[2] = {op->add_region(), op->add_region()};
@@ -424,8 +458,8 @@ CodeGen::Flow CodeGen::ExecIf(const py::IfStmt& s, const py::Body& body,
       b.set_block(regions[i]);
       frame.locals = before;
       frame.returned.reset();
-      Flow f = ExecBody(*branches[i], 0, frame);
-      if (f == Flow::kNext) f = ExecBody(body, index + 1, frame);
+      Flow f = ExecBranch(*branches[i], body, index, frame);
+      if (f == Flow::kNext) f = ExecRest(body, index + 1, frame);
       if (f == Flow::kBreak || f == Flow::kContinue) {
         Fail(
             "break/continue inside an `if` with a non-constant condition "

@@ -42,6 +42,16 @@ struct Frame {
   SourceLocation call_loc;  // the caller's call expression
   std::optional<PyValue> returned;
   int loop_depth = 0;  // dynamic loops around the current statement
+  // What runs after the body being executed, innermost last: `inner` is
+  // a branch of an `if` that is statement `next - 1` of `outer`. A branch
+  // that returns under a non-constant condition runs these itself (the
+  // statements after it become part of the branches that fall through).
+  struct Rest {
+    const py::Body* outer;
+    size_t next;
+    const py::Body* inner;
+  };
+  std::vector<Rest> rest;
 };
 
 class CodeGen {
@@ -98,6 +108,12 @@ class CodeGen {
   void Assign(const py::Expr& target, const PyValue& value, Frame& frame);
   Flow ExecIf(const py::IfStmt& s, const py::Body& body, size_t index,
               Frame& frame);
+  // Runs `inner`, a branch of statement `index` of `body`, with what
+  // follows that statement as its rest.
+  Flow ExecBranch(const py::Body& inner, const py::Body& body, size_t index,
+                  Frame& frame);
+  // Runs `body` from `start`, then the frame's rest, outermost last.
+  Flow ExecRest(const py::Body& body, size_t start, Frame& frame);
   Flow ExecFor(const py::ForStmt& s, Frame& frame);
   Flow ExecWhile(const py::WhileStmt& s, Frame& frame);
   Flow ExecStaticLoop(const py::ForStmt& s, const std::vector<PyValue>& items,
