@@ -363,6 +363,21 @@ def test_batched_dot(dtype, out, batch, warps):
         np.testing.assert_allclose(c.astype(np.float64), want, rtol=tol, atol=tol * np.abs(want).max())
 
 
+def test_batched_fp16_dot_rounds_its_sum_once():
+    # An fp16 accumulator: the float sum of products, rounded once to fp16
+    # (as a matrix unit rounds per instruction), not after every product:
+    # within one fp16 ulp of the exact product, near zero too.
+    batch, M, N, K = 2, 32, 16, 64
+    rs = np.random.RandomState(7)
+    a = rs.randn(batch, M, K).astype(np.float16)
+    b = rs.randn(batch, K, N).astype(np.float16)
+    c = np.zeros((batch, M, N), np.float16)
+    dot3d_kernel[(1, )](a, b, c, batch, M, N, K, tl.float16, num_warps=2)
+    want = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    ulp = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+    assert np.all(np.abs(c.astype(np.float64) - want) <= ulp)
+
+
 @triton.jit
 def int8_dot_kernel(A, B, C, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
     m = tl.arange(0, M)

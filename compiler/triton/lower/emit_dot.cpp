@@ -103,13 +103,18 @@ void KernelLowering::EmitScalarDot(const ir::Operation& op) {
   const ir::Type* in = a->type()->element();
   const ir::Type* acc = c->type()->element();
   const std::string acc_type = TypeOf(acc);
-  // An element of A or B as the accumulator's type: int8 sign-extended
-  // into the 32-bit (unsigned, wrapping) sum, floats widened exactly.
+  // A 16-bit float accumulator sums in float and rounds once at the end,
+  // as a GPU's matrix unit rounds its float sum of products once per
+  // instruction, not once per product.
+  const bool narrow = acc->IsFloat() && acc->bits() == 16;
+  const std::string sum_type = narrow ? "float" : acc_type;
+  // An element of A or B as the sum's type: int8 sign-extended into the
+  // 32-bit (unsigned, wrapping) sum, floats widened exactly.
   auto widen = [&](const std::string& e) {
     if (in->IsInt()) {
-      return "(" + acc_type + ")(int)(" + SignedType(in->bits()) + ")" + e;
+      return "(" + sum_type + ")(int)(" + SignedType(in->bits()) + ")" + e;
     }
-    return "(" + acc_type + ")" + e;
+    return "(" + sum_type + ")" + e;
   };
   // A and B in threadgroup memory in their own type, row-major: all
   // batches at once when they fit in half of Metal's 32 KB, else a batch
@@ -122,10 +127,11 @@ void KernelLowering::EmitScalarDot(const ir::Operation& op) {
   const int64_t b_offset = (per_stage * a_bytes + 15) / 16 * 16;
   const std::string bbuf = ScratchPointer(in, b_offset, per_stage * b_bytes);
   const std::string base = NewName(op.result());
-  Slots out(lc.slots());
+  Slots sums(lc.slots());
   for (int s = 0; s < lc.slots(); ++s) {
-    out[s] = base + "_" + std::to_string(s);
-    Line(acc_type + " " + out[s] + " = " + cv[s] + ";");
+    sums[s] = base + (narrow ? "_sum_" : "_") + std::to_string(s);
+    Line(sum_type + " " + sums[s] + " = " +
+         (narrow ? "(float)" + cv[s] : cv[s]) + ";");
   }
   const std::string ks = std::to_string(k) + "u", ns = std::to_string(n) + "u";
   for (int64_t stage = 0; stage < batches / per_stage; ++stage) {
@@ -161,10 +167,17 @@ void KernelLowering::EmitScalarDot(const ir::Operation& op) {
         b_col = bat + " * " + std::to_string(k * n) + "u + " + col;
       }
       Line(in_stage(lc, s) + "for (uint kk = 0u; kk < " + ks + "; ++kk) " +
-           out[s] + " += " + widen(abuf + "[" + a_row + " + kk]") + " * " +
+           sums[s] + " += " + widen(abuf + "[" + a_row + " + kk]") + " * " +
            widen(bbuf + "[kk * " + ns + " + " + b_col + "]") + ";");
     }
     Barrier();
+  }
+  Slots out = sums;
+  if (narrow) {
+    for (int s = 0; s < lc.slots(); ++s) {
+      out[s] = base + "_" + std::to_string(s);
+      Line(acc_type + " " + out[s] + " = (" + acc_type + ")" + sums[s] + ";");
+    }
   }
   Bind(op.result(), lc, std::move(out));
 }
