@@ -23,6 +23,11 @@
 #include "compiler/air/llvm_text.h"
 
 namespace mtlemu::air {
+
+bool IsRegisterIntegerWidth(unsigned bits) {
+  return bits == 1 || bits == 8 || bits == 16 || bits == 32 || bits == 64;
+}
+
 namespace {
 
 // What the back end does not handle in a type, or "" if nothing.
@@ -40,10 +45,7 @@ std::string UnexpectedType(llvm::Type* type, int depth = 0) {
     return UnexpectedType(v->getElementType(), depth + 1);
   }
   if (auto* i = llvm::dyn_cast<llvm::IntegerType>(type)) {
-    const unsigned bits = i->getBitWidth();
-    if (bits == 1 || bits == 8 || bits == 16 || bits == 32 || bits == 64) {
-      return "";
-    }
+    if (IsRegisterIntegerWidth(i->getBitWidth())) return "";
     return "integer type " + LlvmText(*type);
   }
   if (type->isFloatingPointTy()) {

@@ -24,4 +24,7 @@ namespace mtlemu::air {
 // module is fine.
 std::vector<std::string> UnexpectedConstructs(const llvm::Module& module);
 
+// The integer widths the back end has registers for: 1, 8, 16, 32, 64.
+bool IsRegisterIntegerWidth(unsigned bits);
+
 }  // namespace mtlemu::air

@@ -37,6 +37,7 @@
 #include <llvm/Transforms/Scalar/Scalarizer.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Scalar/TailRecursionElimination.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/LowerSwitch.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
 
@@ -53,6 +54,7 @@
 #include "compiler/air/convergence.h"
 #include "compiler/air/generic_selects.h"
 #include "compiler/air/intrinsic_stripping.h"
+#include "compiler/air/ir_legality.h"
 #include "compiler/air/memory_facts.h"
 #include "compiler/air/memory_intrinsics.h"
 #include "compiler/air/phi_copies.h"
@@ -196,6 +198,44 @@ void EliminateSelfTailCalls(llvm::Module& module, PassContext& passes) {
     passes.Run(fpm, *f);
   }
   if (!recursive.empty()) passes.InvalidateAll(module);
+}
+
+// The functions `module` defines (a copy of the list: passes may add).
+std::vector<llvm::Function*> DefinedFunctions(llvm::Module& module) {
+  std::vector<llvm::Function*> out;
+  for (llvm::Function& f : module) {
+    if (!f.isDeclaration()) out.push_back(&f);
+  }
+  return out;
+}
+
+// Whether `f` computes in an integer width the back end has no registers
+// for (ir_legality.h's rule).
+bool HasOddIntegerWidths(const llvm::Function& f) {
+  auto odd = [](const llvm::Type* t) {
+    const auto* i = llvm::dyn_cast<llvm::IntegerType>(t->getScalarType());
+    return i != nullptr && !IsRegisterIntegerWidth(i->getBitWidth());
+  };
+  for (const llvm::Instruction& i : llvm::instructions(f)) {
+    if (odd(i.getType())) return true;
+    for (const llvm::Use& u : i.operands()) {
+      if (odd(u->getType())) return true;
+    }
+  }
+  return false;
+}
+
+// Gives `f` the body of `from` (a clone of it, same signature), which is
+// left empty.
+void ReplaceBody(llvm::Function& f, llvm::Function& from) {
+  for (llvm::BasicBlock& b : f) b.dropAllReferences();
+  while (!f.empty()) f.begin()->eraseFromParent();
+  for (unsigned i = 0; i < f.arg_size(); ++i) {
+    from.getArg(i)->replaceAllUsesWith(f.getArg(i));
+  }
+  f.splice(f.begin(), &from);
+  // The clone's instructions are in the clone's subprogram (a copy).
+  f.setSubprogram(from.getSubprogram());
 }
 
 // Step 3, second half, and step 4.
@@ -361,7 +401,8 @@ Status PrepareModule(llvm::Module& module,
   // i < n - 1, which keeps both counters live): one
   // induction variable per loop where it can, the exit test on the
   // incremented value, addresses the memory operands take whole.
-  {
+  passes.InvalidateAll(module);
+  for (llvm::Function* f : DefinedFunctions(module)) {
     llvm::FunctionPassManager fpm;
     fpm.addPass(
         llvm::createFunctionToLoopPassAdaptor(llvm::LoopStrengthReducePass()));
@@ -371,10 +412,17 @@ Status PrepareModule(llvm::Module& module,
     // instcombine to fold it back with.
     fpm.addPass(llvm::InstCombinePass());
     fpm.addPass(llvm::DCEPass());
-    llvm::ModulePassManager mpm;
-    mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
-    passes.InvalidateAll(module);
-    passes.Run(mpm, module);
+    // LSR may count in a width no register has (an i3 induction variable
+    // for a loop whose counter SCEV sees mod 8): such a function keeps
+    // its body from before LSR.
+    llvm::ValueToValueMapTy map;
+    llvm::Function* before = llvm::CloneFunction(f, map);
+    passes.Run(fpm, *f);
+    if (HasOddIntegerWidths(*f)) {
+      ReplaceBody(*f, *before);
+      passes.InvalidateAll(module);
+    }
+    before->eraseFromParent();
   }
   for (llvm::Function& f : module) {
     if (f.isDeclaration()) continue;

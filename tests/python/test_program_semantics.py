@@ -271,3 +271,29 @@ def return_in_static_loop(c_ptr, out_ptr):
 def test_a_return_inside_a_loop_is_refused_with_a_message():
     with pytest.raises(triton_metal.CompilationError, match="outside loops"):
         return_in_static_loop[(1,)](np.zeros(2, np.int32), np.zeros(1, np.int32))
+
+
+@triton_metal.jit
+def triangle_loops(ub, out_i, out_j):
+    # An inner loop whose bounds follow the outer counter: LLVM's loop
+    # strength reduction counts such a loop in an i3 (a width no register
+    # has); the kernel must compile all the same.
+    k = 0
+    for i in tl.range(0, ub, flatten=True):
+        lo = i * 2
+        hi = lo + i + 1
+        tl.assume(hi > lo)
+        for j in tl.range(lo, hi):
+            tl.store(out_i + k, i)
+            tl.store(out_j + k, j)
+            k += 1
+
+
+def test_loops_with_dependent_bounds_compile_and_run():
+    ub = 10
+    out_i = np.full(128, -1, np.int32)
+    out_j = np.full(128, -1, np.int32)
+    triangle_loops[(1,)](ub, out_i, out_j)
+    want = [(i, j) for i in range(ub) for j in range(2 * i, 3 * i + 1)]
+    assert list(zip(out_i[:len(want)], out_j[:len(want)])) == want
+    assert np.all(out_i[len(want):] == -1)

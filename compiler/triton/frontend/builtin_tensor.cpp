@@ -423,6 +423,11 @@ PyValue HandlekAssume(BuiltinCall& call) {
   return PyValue::None();
 }
 
+// tl.condition(c, disable_licm=...): a while loop's condition with a hint
+// for LLVM's loop-invariant code motion, which the MSL compiler decides
+// for itself; the condition is the value.
+PyValue HandlekCondition(BuiltinCall& call) { return call.arg(0); }
+
 PyValue HandlekStaticAssert(BuiltinCall& call) {
   const PyValue& c = call.arg(0);
   if (!c.is_constexpr()) {

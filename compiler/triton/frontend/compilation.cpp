@@ -607,6 +607,9 @@ std::optional<PyValue> Compilation::ModuleAttribute(const ModuleScope* m,
       if (name == c) return PyValue::Enum("class:" + name);
     }
     if (name == "TRITON_MAX_TENSOR_NUMEL") return PyValue::Int(1048576);
+    if (name == "pi32_t") {  // core.py's one pointer-type constant
+      return PyValue::DTypeValue(DType::Pointer(DType::Int(32)));
+    }
   }
   if (ns & kTriton) {
     if (name == "__version__") return PyValue::String("3.6.0");

@@ -516,6 +516,9 @@ class JITFunction(KernelInterface):
 
     def run(self, *args, grid, warmup, **kwargs):
         num_warps = kwargs.pop("num_warps", None) if "num_warps" not in self._param_set else None
+        # Triton's own check and words (its backends' options assert it).
+        assert num_warps is None or (num_warps > 0 and num_warps & (num_warps - 1) == 0), \
+            "num_warps must be a power of 2"
         fp_fusion = None
         if "enable_fp_fusion" not in self._param_set:
             fp_fusion = kwargs.pop("enable_fp_fusion", None)
