@@ -297,3 +297,22 @@ def test_loops_with_dependent_bounds_compile_and_run():
     want = [(i, j) for i in range(ub) for j in range(2 * i, 3 * i + 1)]
     assert list(zip(out_i[:len(want)], out_j[:len(want)])) == want
     assert np.all(out_i[len(want):] == -1)
+
+
+@triton_metal.jit
+def clamp_if_int32_pointer(x):
+    # `and` stops at the first false operand: the later ones would fail to
+    # compile for None or a number.
+    if (x is not None) and hasattr(x, "dtype") and isinstance(x.dtype, tl.pointer_type) and (
+            x.dtype.element_ty == tl.int32) and (tl.load(x) > 42):
+        tl.store(x, 42)
+
+
+def test_and_short_circuits_on_what_each_argument_is():
+    clamp_if_int32_pointer[(1,)](None)
+    clamp_if_int32_pointer[(1,)](7)
+    for value, dtype, want in [(100000, np.int32, 42), (40, np.int32, 40), (100000, np.int64, 100000),
+                               (84.0, np.float32, 84.0)]:
+        x = np.array([value], dtype)
+        clamp_if_int32_pointer[(1,)](x)
+        assert x[0] == want, (value, dtype)

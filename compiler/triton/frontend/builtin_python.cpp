@@ -207,6 +207,10 @@ PyValue HandlekIsInstance(BuiltinCall& call) {
         case BuiltinId::kConstexprCall:
           if (v.is_constexpr()) return PyValue::Bool(true);
           break;
+        case BuiltinId::kPointerType:  // tl.pointer_type: a pointer dtype
+          if (v.is(PyValue::Kind::kDType) && v.dtype()->is_ptr())
+            return PyValue::Bool(true);
+          break;
         default:
           break;
       }
