@@ -7,6 +7,7 @@ import pytest
 
 import triton_metal
 import triton_metal.language as tl
+from triton_metal.language.core import constexpr_type
 
 
 @triton_metal.jit
@@ -316,3 +317,23 @@ def test_and_short_circuits_on_what_each_argument_is():
         x = np.array([value], dtype)
         clamp_if_int32_pointer[(1,)](x)
         assert x[0] == want, (value, dtype)
+
+
+@triton_metal.jit
+def constexpr_types(out_ptr, C: tl.constexpr, DTYPE: tl.constexpr):
+    # A constexpr's type is constexpr_type(its value); the same number bound
+    # by a plain assignment is a tensor of its dtype.
+    local: tl.constexpr = C
+    tl.static_assert(C.type == constexpr_type(C))
+    tl.static_assert(local.type == constexpr_type(C))
+    tl.static_assert(local.type != constexpr_type(C + 1))
+    plain = C
+    tl.static_assert(plain.type == DTYPE)
+    tl.store(out_ptr, plain)
+
+
+@pytest.mark.parametrize("value, dtype, np_type", [(10, tl.int32, np.int32), (2.5, tl.float32, np.float32)])
+def test_the_type_of_a_constexpr_and_of_a_plain_number(value, dtype, np_type):
+    out = np.zeros(1, np_type)
+    constexpr_types[(1,)](out, value, dtype)
+    assert out[0] == value

@@ -305,6 +305,13 @@ PyValue HandlekConfig(BuiltinCall& call) {
                         {"num_stages", call.arg(2)}});
 }
 
+PyValue HandlekConstexprType(BuiltinCall& call) {
+  if (!call.arg(0).is_constexpr()) {
+    Fail("constexpr_type() needs a compile-time value");
+  }
+  return PyValue::ConstexprType(call.arg(0));
+}
+
 PyValue HandlekConstexprCall(BuiltinCall& call) {
   if (!call.arg(0).is_constexpr()) {
     Fail("tl.constexpr() needs a compile-time value");

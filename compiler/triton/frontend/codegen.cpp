@@ -268,6 +268,7 @@ void CodeGen::Assign(const py::Expr& target, const PyValue& value,
       value.tensor().handle->set_name(n->id);
     }
     frame.locals[n->id] = value;
+    frame.constexpr_names.erase(n->id);
     return;
   }
   const std::vector<py::ExprPtr>* elts = nullptr;
@@ -331,14 +332,18 @@ CodeGen::Flow CodeGen::ExecStmt(const py::Body& body, size_t index,
       const py::Expr* ann = a.annotation.get();
       const auto* attr = py::As<py::AttributeExpr>(ann);
       const auto* name = py::As<py::NameExpr>(ann);
-      if (((attr && attr->attr == "constexpr") ||
-           (name && name->id == "constexpr")) &&
-          !v.is_constexpr()) {
+      const bool constexpr_annotation = (attr && attr->attr == "constexpr") ||
+                                        (name && name->id == "constexpr");
+      if (constexpr_annotation && !v.is_constexpr()) {
         Fail(
             "a variable annotated tl.constexpr must be given a compile-time "
             "value");
       }
       Assign(*a.target, v, frame);
+      if (const auto* n = py::As<py::NameExpr>(a.target.get());
+          n != nullptr && constexpr_annotation) {
+        frame.constexpr_names.insert(n->id);
+      }
       return Flow::kNext;
     }
     case py::StmtKind::kReturn: {

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct Frame {
   SourceLocation call_loc;  // the caller's call expression
   std::optional<PyValue> returned;
   int loop_depth = 0;  // dynamic loops around the current statement
+  // Names bound to a tl.constexpr (constexpr parameters, `x: tl.constexpr
+  // = ...`): their `.type` is constexpr_type(value), where a number bound
+  // by a plain assignment is a tensor of its dtype, as in Triton.
+  std::set<std::string> constexpr_names;
   // What runs after the body being executed, innermost last: `inner` is
   // a branch of an `if` that is statement `next - 1` of `outer`. A branch
   // that returns under a non-constant condition runs these itself (the

@@ -555,6 +555,11 @@ PyValue CodeGen::EvalBoolOp(const py::BoolOpExpr& e, Frame& frame) {
 PyValue CodeGen::EvalAttribute(const py::AttributeExpr& e, Frame& frame) {
   PyValue v = Eval(*e.value, frame);
   SetLoc(e.loc, frame);
+  if (const auto* n = py::As<py::NameExpr>(e.value.get());
+      e.attr == "type" && n != nullptr && v.is_constexpr() &&
+      frame.constexpr_names.count(n->id) != 0) {
+    return PyValue::ConstexprType(v);
+  }
   return Attribute(std::move(v), e.attr, e.loc);
 }
 

@@ -501,6 +501,9 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
       frame.locals[a.name] = PyValue::TensorValue(Tensor{v, dtype, {}});
     }
 
+    for (const KernelParam& p : out.params) {
+      if (p.is_constexpr) frame.constexpr_names.insert(p.name);
+    }
     cg.RunBody(def.body, frame);
     if (frame.returned && !frame.returned->is_none()) {
       FailAt(def.loc, "a kernel cannot return a value");

@@ -59,9 +59,9 @@ class ModuleScope {
     std::string reason;  // kUnusable
   };
 
-  static std::unique_ptr<ModuleScope> User(std::string name, std::string path,
-                                           std::shared_ptr<const py::Module> ast,
-                                           bool library);
+  static std::unique_ptr<ModuleScope> User(
+      std::string name, std::string path, std::shared_ptr<const py::Module> ast,
+      bool library);
   static std::unique_ptr<ModuleScope> Builtin(std::string name,
                                               unsigned namespaces);
   static std::unique_ptr<ModuleScope> Foreign(std::string name);

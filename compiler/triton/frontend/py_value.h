@@ -98,6 +98,11 @@ class PyValue {
   static PyValue Lambda(const py::LambdaExpr* lambda,
                         const ModuleScope* module);
   static PyValue Enum(std::string name);
+  // Triton's constexpr_type(v), the type of a tl.constexpr: equal for equal
+  // values (an enum named by the value).
+  static PyValue ConstexprType(const PyValue& v) {
+    return Enum("constexpr_type[" + v.Repr() + "]");
+  }
   // A jit function bound to the tensor it was looked up on (x.sum).
   static PyValue BoundFunction(FunctionRef f, PyValue self);
   // range(lb, ub, step); `is_static` for tl.static_range.
