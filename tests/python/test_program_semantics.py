@@ -337,3 +337,78 @@ def test_the_type_of_a_constexpr_and_of_a_plain_number(value, dtype, np_type):
     out = np.zeros(1, np_type)
     constexpr_types[(1,)](out, value, dtype)
     assert out[0] == value
+
+
+@triton_metal.jit
+def sign_of_difference(x, y):
+    if x < y:
+        return -1
+    elif x == y:
+        return 0
+    else:
+        return 1
+
+
+@triton_metal.jit
+def compare_numbers(X, Y, Z):
+    tl.store(Z, sign_of_difference(tl.load(X), tl.load(Y)))
+
+
+def test_each_branch_returns_its_own_constant():
+    for a, b in [(1, 2), (2, 2), (3, 2)]:
+        z = np.zeros(1, np.int32)
+        compare_numbers[(1,)](np.array([a], np.int32), np.array([b], np.int32), z)
+        assert z[0] == (a > b) - (a < b)
+
+
+@triton_metal.jit
+def collatz_steps(x):
+    # A loop whose trip count is the element's own: per element, not per
+    # block.
+    n = 0
+    while x != 1:
+        if x % 2 == 0:
+            x = x // 2
+        else:
+            x = 3 * x + 1
+        n += 1
+    return n
+
+
+@triton_metal.jit
+def divmod_pair(a0, a1, b0, b1):
+    return a0 // b0, a1 // b1, a0 % b0, a1 % b1
+
+
+@triton_metal.jit
+def map_kernel(X, Y, STEPS, Q, R, SIGN, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    y = tl.load(Y + offs)
+    tl.store(STEPS + offs, tl.map_elementwise(collatz_steps, x))
+    q, r = tl.map_elementwise(divmod_pair, x, y, pack=2)
+    tl.store(Q + offs, q)
+    tl.store(R + offs, r)
+    # A scalar broadcast against the block.
+    tl.store(SIGN + offs, tl.map_elementwise(sign_of_difference, x, 50))
+
+
+@pytest.mark.parametrize("block, warps", [(256, 4), (64, 1), (32, 2)])
+def test_map_elementwise_runs_the_function_per_element(block, warps):
+    rs = np.random.RandomState(3)
+    x = rs.randint(1, 100, block).astype(np.int32)
+    y = rs.randint(1, 9, block).astype(np.int32)
+    steps, q, r, sign = (np.zeros(block, np.int32) for _ in range(4))
+    map_kernel[(1,)](x, y, steps, q, r, sign, block, num_warps=warps)
+
+    def collatz(v):
+        n = 0
+        while v != 1:
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            n += 1
+        return n
+
+    np.testing.assert_array_equal(steps, [collatz(int(v)) for v in x])
+    np.testing.assert_array_equal(q, x // y)
+    np.testing.assert_array_equal(r, x % y)
+    np.testing.assert_array_equal(sign, np.sign(x - 50))

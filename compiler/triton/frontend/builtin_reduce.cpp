@@ -215,6 +215,76 @@ PyValue HandlekAssociativeScan(BuiltinCall& call) {
   return PyValue::Tuple(std::move(results));
 }
 
+// tl.map_elementwise(f, *args, pack=P): f called on scalars, P elements of
+// each (broadcast) argument at a time, returning P values per result; its
+// body becomes the op's region, run element by element.
+PyValue HandlekMapElementwise(BuiltinCall& call) {
+  Semantic& sem = call.sem();
+  std::vector<Tensor> inputs;
+  for (const PyValue& v : call.arg(1).items())
+    inputs.push_back(sem.ToTensor(v));
+  if (inputs.empty()) Fail("tl.map_elementwise needs at least one tensor");
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    auto [a, b] = sem.Broadcast(inputs[0], inputs[i]);
+    inputs[0] = a;
+    inputs[i] = b;
+  }
+  for (Tensor& t : inputs) t = sem.Broadcast(t, inputs[0]).first;
+  const int64_t pack = call.ConstInt(2);
+  if (pack < 1) Fail("tl.map_elementwise: pack must be at least 1");
+  const std::vector<int64_t> shape = inputs[0].shape;
+  std::vector<ir::Value*> operands;
+  for (const Tensor& t : inputs) operands.push_back(t.handle);
+  ir::Builder& b = call.cg.builder();
+  ir::Operation* op = b.Create(OpCode::kMapElementwise, operands, {});
+  op->set_attr("pack", ir::IntAttr{pack, ir::Type::I32()});
+  ir::Block* region = op->add_region();
+  std::vector<PyValue> args;
+  for (const Tensor& t : inputs) {
+    for (int64_t j = 0; j < pack; ++j) {
+      ir::Value* v = region->add_arg(t.dtype->ToIr());
+      args.push_back(PyValue::TensorValue(Tensor{v, t.dtype, {}}));
+    }
+  }
+  ir::Block* saved = b.block();
+  b.set_block(region);
+  PyValue result =
+      call.cg.Call(call.arg(0), std::move(args), {}, call.loc, call.frame);
+  const bool single = !result.is(PyValue::Kind::kTuple);
+  std::vector<Tensor> scalars;
+  for (const PyValue& r :
+       single ? std::vector<PyValue>{result} : result.items()) {
+    scalars.push_back(sem.ToTensor(r));
+    if (scalars.back().is_block()) {
+      Fail("the function tl.map_elementwise maps must return scalars");
+    }
+  }
+  if (scalars.size() % pack != 0) {
+    Fail("the function tl.map_elementwise maps with pack=" +
+         std::to_string(pack) + " returns " + std::to_string(scalars.size()) +
+         " values, not a multiple of " + std::to_string(pack));
+  }
+  const size_t outputs = scalars.size() / pack;
+  std::vector<ir::Value*> handles;
+  for (const Tensor& r : scalars) handles.push_back(r.handle);
+  b.Create(OpCode::kMapElementwiseReturn, handles, {});
+  b.set_block(saved);
+  call.cg.SetLoc(call.loc, call.frame);
+  std::vector<PyValue> results;
+  for (size_t k = 0; k < outputs; ++k) {
+    const DType* d = scalars[k * pack].dtype;
+    for (int64_t j = 1; j < pack; ++j) {
+      if (scalars[k * pack + j].dtype != d) {
+        Fail("tl.map_elementwise: the " + std::to_string(pack) +
+             " values of result " + std::to_string(k) + " must have one type");
+      }
+    }
+    ir::Value* r = op->add_result(d->ToIr()->WithShape(shape));
+    results.push_back(T(Tensor{r, d, shape}));
+  }
+  return single ? results[0] : PyValue::Tuple(std::move(results));
+}
+
 PyValue HandlekHistogram(BuiltinCall& call) {
   Tensor x = call.AsTensor(0);
   if (x.shape.size() != 1 || !x.dtype->is_int()) {

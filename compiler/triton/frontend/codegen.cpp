@@ -456,7 +456,7 @@ CodeGen::Flow CodeGen::ExecIf(const py::IfStmt& s, const py::Body& body,
     ir::Operation* op = b.Create(ir::OpCode::kIf, {c.handle}, {});
     ir::Block* regions[2] = {op->add_region(), op->add_region()};
     const py::Body* branches[2] = {&s.body, &s.orelse};
-    PyValue returned[2];
+    PyValue returned[2], merged[2];
     ir::Block* saved = b.block();
     const std::map<std::string, PyValue> before = frame.locals;
     for (int i = 0; i < 2; ++i) {
@@ -471,9 +471,10 @@ CodeGen::Flow CodeGen::ExecIf(const py::IfStmt& s, const py::Body& body,
             "is not supported");
       }
       returned[i] = frame.returned.value_or(PyValue::None());
+      // A number becomes a tensor in the region that returns it (unused
+      // when both branches return the same constant).
+      merged[i] = Materialize(semantic(), returned[i]);
     }
-    PyValue merged[2] = {Materialize(semantic(), returned[0]),
-                         Materialize(semantic(), returned[1])};
     if (Same(returned[0], returned[1]) && returned[0].is_constexpr()) {
       merged[0] = merged[1] = returned[0];
     }
@@ -487,8 +488,6 @@ CodeGen::Flow CodeGen::ExecIf(const py::IfStmt& s, const py::Body& body,
     std::vector<Tensor> ts[2];
     for (int i = 0; i < 2; ++i) {
       b.set_block(regions[i]);
-      // Numbers were materialized at the branch's end: move the constants
-      // into the region they belong to.
       FlattenTensors(merged[i], ts[i]);
       std::vector<ir::Value*> handles;
       for (const Tensor& t : ts[i]) handles.push_back(t.handle);

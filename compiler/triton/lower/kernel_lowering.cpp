@@ -553,6 +553,8 @@ void KernelLowering::EmitOp(const ir::Operation& op) {
       return EmitDescriptor(op);
     case OpCode::kReduce:
       return EmitReduce(op);
+    case OpCode::kMapElementwise:
+      return EmitMapElementwise(op);
     case OpCode::kScan:
       return EmitScan(op);
     case OpCode::kHistogram:

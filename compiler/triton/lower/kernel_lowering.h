@@ -88,6 +88,8 @@ class KernelLowering {
   void EmitScan(const ir::Operation& op);
   void EmitHistogram(const ir::Operation& op);
   void EmitGather(const ir::Operation& op);
+  // emit_map.cpp
+  void EmitMapElementwise(const ir::Operation& op);
   // emit_dot.cpp
   void EmitDot(const ir::Operation& op);
   void EmitScalarDot(const ir::Operation& op);
