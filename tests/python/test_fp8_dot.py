@@ -410,3 +410,29 @@ def test_num_warps_up_to_32_fit_by_register_budget(warps):
     compiled = int8_dot_kernel[(1, )](a, b, c, 64, 64, 64, num_warps=warps)
     np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-4)
     assert compiled.metadata.num_warps == warps
+
+
+@triton.jit
+def dot_softmax_kernel(X, Y, Z, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    m = tl.arange(0, M)
+    n = tl.arange(0, N)
+    k = tl.arange(0, K)
+    z = tl.dot(tl.load(X + m[:, None] * K + k[None, :]), tl.load(Y + k[:, None] * N + n[None, :]))
+    # The dot's tile layout to the reduction's and back: a 64 KB fp32 tensor
+    # moves through threadgroup memory in pieces of 16 KB.
+    z = z - tl.max(z, 1)[:, None]
+    num = tl.exp(z)
+    tl.store(Z + m[:, None] * N + n[None, :], num / tl.sum(num, 1)[:, None])
+
+
+@pytest.mark.parametrize("warps", [4, 8])
+def test_a_tensor_larger_than_threadgroup_memory_converts_in_pieces(warps):
+    M, N, K = 128, 128, 64
+    rs = np.random.RandomState(5)
+    x = (rs.randn(M, K) * 0.3).astype(np.float16)
+    y = (rs.randn(K, N) * 0.3).astype(np.float16)
+    z = np.zeros((M, N), np.float32)
+    dot_softmax_kernel[(1, )](x, y, z, M, N, K, num_warps=warps)
+    logits = x.astype(np.float64) @ y.astype(np.float64)
+    e = np.exp(logits - logits.max(1, keepdims=True))
+    np.testing.assert_allclose(z, e / e.sum(1, keepdims=True), rtol=2e-3, atol=1e-6)

@@ -464,38 +464,67 @@ KernelLowering::Slots KernelLowering::Convert(const ir::Value* v,
     }
     if (ok) return out;
   }
-  // Through threadgroup memory, in row-major order.
+  // Through threadgroup memory, in row-major order: a tensor of more than
+  // half of Metal's 32 KB in pieces of that size, one after the other
+  // (each thread stores and loads the elements of the piece it holds), so
+  // long as the pieces' code stays small.
   const ir::Type* t = v->type()->element();
   const std::string st = ScratchType(t);
   const std::string type = TypeOf(t);
   const int64_t numel = v->type()->NumElements();
-  Line("// " + tl.ToString() + " from " + fl.ToString());
-  const std::string buf = ScratchPointer(
-      t, 0,
-      numel * static_cast<int64_t>(st == "ulong"   ? 8
-                                   : st == "uchar" ? 1
-                                                   : t->bits() / 8));
+  const int64_t elem = st == "ulong" ? 8 : st == "uchar" ? 1 : t->bits() / 8;
+  constexpr int64_t kPieceBytes = 16 * 1024;
+  constexpr int64_t kMostPieceLines = 4096;
+  int64_t pieces = 1;
+  if (numel * elem > kPieceBytes) {
+    const int64_t p = (numel * elem + kPieceBytes - 1) / kPieceBytes;
+    if (p * (fl.slots() + n) <= kMostPieceLines) pieces = p;
+  }
+  const int64_t per = (numel + pieces - 1) / pieces;
+  Line("// " + tl.ToString() + " from " + fl.ToString() +
+       (pieces > 1 ? " in " + std::to_string(pieces) + " pieces" : ""));
+  const std::string buf = ScratchPointer(t, 0, per * elem);
   const std::string canonical = Canonical(fl);
-  Line("if (" + canonical + ") {");
-  for (int s = 0; s < fl.slots(); ++s) {
-    std::string value = from[s];
-    if (t->IsPointer()) value = "(ulong)(" + value + ")";
-    Line("  " + buf + "[" + FlatIndex(fl, s) + "] = " + value + ";");
-  }
-  Line("}");
-  Barrier();
   const std::string base = NewName(v);
-  {
+  for (int s = 0; s < n; ++s) out[s] = base + "_" + std::to_string(s);
+  if (pieces > 1) {
     Joined joined(*this);
-    for (int s = 0; s < n; ++s) {
-      const std::string name = base + "_" + std::to_string(s);
-      std::string load = buf + "[" + FlatIndex(tl, s) + "]";
-      if (t->IsPointer() || t->IsInt(1)) load = "(" + type + ")" + load;
-      Line(type + " " + name + " = " + load + ";");
-      out[s] = name;
-    }
+    for (int s = 0; s < n; ++s) Line(type + " " + out[s] + ";");
   }
-  Barrier();
+  for (int64_t piece = 0; piece < pieces; ++piece) {
+    const std::string lo = std::to_string(piece * per) + "u";
+    const std::string size = std::to_string(per) + "u";
+    // Slot `index` of this piece: its place in `buf`, and the condition.
+    auto place = [&](const std::string& index) {
+      return pieces == 1 ? index : "(" + index + ") - " + lo;
+    };
+    auto in_piece = [&](const std::string& index) {
+      return pieces == 1
+                 ? std::string()
+                 : "if ((uint)(" + index + ") - " + lo + " < " + size + ") ";
+    };
+    Line("if (" + canonical + ") {");
+    for (int s = 0; s < fl.slots(); ++s) {
+      std::string value = from[s];
+      if (t->IsPointer()) value = "(ulong)(" + value + ")";
+      const std::string index = FlatIndex(fl, s);
+      Line("  " + in_piece(index) + buf + "[" + place(index) + "] = " + value +
+           ";");
+    }
+    Line("}");
+    Barrier();
+    {
+      Joined joined(*this);
+      for (int s = 0; s < n; ++s) {
+        const std::string index = FlatIndex(tl, s);
+        std::string load = buf + "[" + place(index) + "]";
+        if (t->IsPointer() || t->IsInt(1)) load = "(" + type + ")" + load;
+        Line(pieces == 1 ? type + " " + out[s] + " = " + load + ";"
+                         : in_piece(index) + out[s] + " = " + load + ";");
+      }
+    }
+    Barrier();
+  }
   return out;
 }
 
