@@ -249,8 +249,8 @@ def test_bad_arguments_raise_type_errors():
         kernels.add_kernel[(1,)](np.ones(16), x, x, 16, BLOCK=16)
     with pytest.raises(TypeError, match="'y_ptr'.*builtins.object"):
         kernels.add_kernel[(1,)](x, object(), x, 16, BLOCK=16)
-    with pytest.raises(TypeError, match="'n'.*does not fit in int64"):
-        kernels.add_kernel[(1,)](x, x, x, 2 ** 63, BLOCK=16)
+    with pytest.raises(OverflowError, match="'n'.*does not fit in a 64-bit integer"):
+        kernels.add_kernel[(1,)](x, x, x, 2 ** 64, BLOCK=16)
     with pytest.raises(TypeError, match="'BLOCK' is a tl.constexpr"):
         kernels.add_kernel[(1,)](x, x, x, 16, BLOCK=x)
     with pytest.raises(RuntimeError, match="launch it with kernel\\[grid\\]"):
