@@ -436,3 +436,32 @@ def test_a_tensor_larger_than_threadgroup_memory_converts_in_pieces(warps):
     logits = x.astype(np.float64) @ y.astype(np.float64)
     e = np.exp(logits - logits.max(1, keepdims=True))
     np.testing.assert_allclose(z, e / e.sum(1, keepdims=True), rtol=2e-3, atol=1e-6)
+
+
+@triton.jit
+def broadcast_product_kernel(Z, X, Y, K: tl.constexpr, N: tl.constexpr, BM: tl.constexpr,
+                             BN: tl.constexpr, BK: tl.constexpr):
+    # A matmul as a broadcast product reduced along K: the [BM, BK, 1] and
+    # [1, BK, BN] operands are moved into the product's layout, not the
+    # [BM, BK, BN] product (512 KB at 128x32x32 float32).
+    m = tl.arange(0, BM)[:, None]
+    n = tl.arange(0, BN)[None, :]
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        x = tl.load(X + m * K + k0 + tl.arange(0, BK)[None, :])
+        y = tl.load(Y + (k0 + tl.arange(0, BK)[:, None]) * N + n)
+        acc += tl.sum(tl.expand_dims(x, 2) * tl.expand_dims(y, 0), axis=1)
+    tl.store(Z + m * N + n, acc)
+
+
+@pytest.mark.parametrize("BM, BN, BK", [(128, 32, 32), (32, 32, 32), (16, 64, 8)])
+def test_a_broadcast_product_moves_its_operands_not_the_product(BM, BN, BK):
+    K, N = 64, BN
+    rs = np.random.RandomState(9)
+    x = rs.randn(BM, K).astype(np.float32)
+    y = rs.randn(K, N).astype(np.float32)
+    z = np.zeros((BM, N), np.float32)
+    k = broadcast_product_kernel.warmup(z, x, y, K, N, BM, BN, BK, grid=(1, ))
+    assert k.metadata.shared <= 32768
+    broadcast_product_kernel[(1, )](z, x, y, K, N, BM, BN, BK)
+    np.testing.assert_allclose(z, x.astype(np.float64) @ y.astype(np.float64), rtol=1e-4, atol=1e-4)

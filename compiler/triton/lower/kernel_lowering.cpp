@@ -318,6 +318,18 @@ const KernelLowering::Slots& KernelLowering::Get(const ir::Value* v,
     Bind(v, l, std::move(s));
     return *Find(v, l);
   }
+  // A broadcast (or expand_dims) wanted elsewhere than its home: computed
+  // there from its operand, which is moved if it must be, rather than the
+  // result moved (a [128, 32, 1] operand is 32 times smaller than its
+  // [128, 32, 32] broadcast).
+  if (const ir::Operation* d = v->defining_op();
+      d != nullptr &&
+      (d->code() == OpCode::kBroadcast || d->code() == OpCode::kExpandDims)) {
+    Slots s = Materialize(*d, v, l);
+    current_ = saved;
+    Bind(v, l, std::move(s));
+    return *Find(v, l);
+  }
   const Layout& home = layouts_.home(v);
   const Slots* at_home = Find(v, home);
   if (at_home == nullptr)
