@@ -51,9 +51,16 @@ void SetInt(KernelArg& a, const py::handle& value) {
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
   if (overflow > 0) {
-    a.int_value = static_cast<int64_t>(py::cast<uint64_t>(value));
+    // Sets OverflowError itself beyond uint64's range.
+    const unsigned long long u = PyLong_AsUnsignedLongLong(value.ptr());
+    if (PyErr_Occurred()) throw py::error_already_set();
+    a.int_value = static_cast<int64_t>(u);
     a.is_uint64 = true;
-  } else if (overflow < 0 || (v == -1 && PyErr_Occurred())) {
+  } else if (overflow < 0) {
+    // (An overflow sets no Python error: say it, as OverflowError.)
+    PyErr_SetString(PyExc_OverflowError, "an integer below int64's range");
+    throw py::error_already_set();
+  } else if (v == -1 && PyErr_Occurred()) {
     throw py::error_already_set();
   } else {
     a.int_value = v;
