@@ -229,7 +229,7 @@ PyValue HandlekMapElementwise(BuiltinCall& call) {
     inputs[0] = a;
     inputs[i] = b;
   }
-  for (Tensor& t : inputs) t = sem.Broadcast(t, inputs[0]).first;
+  for (Tensor& t : inputs) t = sem.BroadcastTo(t, inputs[0].shape);
   const int64_t pack = call.ConstInt(2);
   if (pack < 1) Fail("tl.map_elementwise: pack must be at least 1");
   const std::vector<int64_t> shape = inputs[0].shape;
