@@ -71,8 +71,11 @@ PyValue HandlekDot(BuiltinCall& call) {
          "of second shape (" +
          std::to_string(K2) + ")");
   }
-  if (M < 16 || N < 16 || K < 16) {
-    Fail("Input shapes should have M >= 16, N >= 16 and K >= 16");
+  // Triton's min_dot_size is the backend's: (1, 1, 1) here, as on AMD
+  // GPUs, Triton's interpreter and its tile IR backend (a dot too small
+  // for simdgroup matrices is done with FMAs).
+  if (M < 1 || N < 1 || K < 1) {
+    Fail("Input shapes should have M >= 1, N >= 1 and K >= 1");
   }
   if (rank == 3 && a.shape[0] != b.shape[0]) Fail("tl.dot: batch sizes differ");
   if (a.dtype->is_fp64()) {

@@ -1,5 +1,6 @@
-// tt.dot: C += A x B on simdgroup_matrix 8x8 tiles. A, B and C live in the
-// tile layouts of layout.h, so a thread's registers already hold its lanes'
+// tt.dot: C += A x B on simdgroup_matrix 8x8 tiles (dims that are not
+// multiples of 8 take the element-by-element path below). A, B and C live in
+// the tile layouts of layout.h, so a thread's registers already hold its lanes'
 // two elements of each tile it works on: the tiles are built from
 // registers (thread_elements()), multiplied, and read back, with no trip
 // through memory. Inputs of fp16 and bf16 are widened to the accumulator's
@@ -23,6 +24,7 @@ void KernelLowering::EmitDot(const ir::Operation& op) {
   if (in->IsInt() || a->type()->rank() != 2) return EmitScalarDot(op);
   const int64_t m = a->type()->shape()[0], k = a->type()->shape()[1];
   const int64_t n = b->type()->shape()[1];
+  if (!IsTiledDot(m, k, n)) return EmitScalarDot(op);
   const int w = options_.num_warps;
   const Layout la = DotOperandA(m, k, n, w);
   const Layout lb = DotOperandB(k, n, m, w);

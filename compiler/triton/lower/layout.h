@@ -85,6 +85,11 @@ struct DotWarpGrid {
   int warps_m = 1, warps_n = 1;
 };
 DotWarpGrid ChooseDotWarpGrid(int64_t m, int64_t n, int num_warps);
+// Whether an M x K by K x N dot is made of whole 8x8 simdgroup_matrix
+// tiles (these layouts); a smaller one sums element by element.
+inline bool IsTiledDot(int64_t m, int64_t k, int64_t n) {
+  return m % 8 == 0 && k % 8 == 0 && n % 8 == 0;
+}
 Layout DotResult(int64_t m, int64_t n, int num_warps);
 Layout DotOperandA(int64_t m, int64_t k, int64_t n, int num_warps);
 Layout DotOperandB(int64_t k, int64_t n, int64_t m, int num_warps);

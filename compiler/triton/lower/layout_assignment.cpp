@@ -142,6 +142,7 @@ void LayoutAssignment::FindDotLoads(const ir::Block& block) {
     const auto& as = op->operand(0)->type()->shape();
     const auto& bs = op->operand(1)->type()->shape();
     const int64_t m = as[0], k = as[1], n = bs[1];
+    if (!IsTiledDot(m, k, n)) return;
     for (int which = 0; which < 2; ++which) {
       const ir::Value* v = op->operand(which);
       while (v->defining_op() != nullptr &&
@@ -309,7 +310,8 @@ void LayoutAssignment::AssignOp(const ir::Operation& op) {
     }
     case OpCode::kDot: {
       const auto& s = result_shape(0);
-      if (s.size() == 2) {
+      if (s.size() == 2 &&
+          IsTiledDot(s[0], op.operand(0)->type()->shape()[1], s[1])) {
         SetHome(op.result(), DotResult(s[0], s[1], num_warps_));
       } else {
         SetHome(op.result(), Blocked(s, num_warps_));
