@@ -72,6 +72,7 @@ Result<TritonKernel> CompileTriton(const TritonRequest& request) {
     fr.module_paths = request.module_paths;
     fr.autotune_config = request.autotune_config;
     fr.globals = request.globals;
+    fr.references = request.references;
     Result<triton::frontend::FrontendOutput> front =
         triton::frontend::CompileKernel(fr);
     if (!front.ok()) return front.error();

@@ -33,6 +33,8 @@ struct TritonRequest {
   int autotune_config = 0;
   // .py: values of the module's names, over the file's (frontend.h).
   std::vector<std::pair<std::string, triton::frontend::KernelArg>> globals;
+  // .py: names bound to functions of other files and builtins (frontend.h).
+  std::vector<triton::frontend::HostReference> references;
   // Where compiled modules are cached ("": nowhere); unset: where the
   // environment says (compiler/module_cache.h). Given here, not through
   // the environment, so that threads with different caches do not meet.

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "api/triton_launch.h"
@@ -184,18 +185,23 @@ class PyKernel {
   const isa::Kernel* kernel_ = nullptr;
 };
 
-PyKernel Compile(PyDevice& device, const std::string& file,
-                 std::optional<std::string> source, const std::string& kernel,
-                 const ArgList& args, const ArgList& globals,
-                 const std::vector<std::string>& module_paths,
-                 std::optional<int> num_warps,
-                 std::optional<std::string> cache_dir, bool enable_fp_fusion) {
+PyKernel Compile(
+    PyDevice& device, const std::string& file,
+    std::optional<std::string> source, const std::string& kernel,
+    const ArgList& args, const ArgList& globals,
+    const std::vector<std::string>& module_paths, std::optional<int> num_warps,
+    std::optional<std::string> cache_dir, bool enable_fp_fusion,
+    const std::vector<std::tuple<std::string, std::string, std::string,
+                                 std::string>>& references) {
   api::TritonRequest r;
   r.file = file;
   r.source = std::move(source);
   r.kernel = kernel;
   r.args = ToKernelArgs(args);
   r.globals = ToKernelArgs(globals);
+  for (const auto& [name, module_file, file, target] : references) {
+    r.references.push_back({name, module_file, file, target});
+  }
   r.module_paths = module_paths;
   r.num_warps = num_warps;
   r.enable_fp_fusion = enable_fp_fusion;
@@ -426,6 +432,8 @@ PYBIND11_MODULE(_core, m) {
         py::arg("source"), py::arg("kernel"), py::arg("args"),
         py::arg("globals"), py::arg("module_paths"), py::arg("num_warps"),
         py::arg("cache_dir") = py::none(), py::arg("enable_fp_fusion") = true,
+        py::arg("references") = std::vector<
+            std::tuple<std::string, std::string, std::string, std::string>>{},
         "Compiles a @triton.jit kernel of `file` for these arguments.");
   m.def("launch", &Launch, py::arg("device"), py::arg("kernel"),
         py::arg("grid"), py::arg("args"), py::arg("timing") = false,

@@ -631,6 +631,9 @@ PyValue CodeGen::Attribute(PyValue v, const std::string& n,
     }
     case PyValue::Kind::kDType:
       if (std::optional<PyValue> a = DTypeAttribute(v.dtype(), n)) return *a;
+      // A dtype passed to a jit function is a tl.constexpr there: its
+      // .value is the dtype.
+      if (n == "value") return v;
       Fail("'dtype' object has no attribute '" + n + "'");
     case PyValue::Kind::kEnum:
       if (v.as_string() == "PropagateNan" && (n == "ALL" || n == "NONE")) {

@@ -39,10 +39,12 @@ constexpr BuiltinModuleInfo kBuiltinModules[] = {
     {"triton.language.extra.cuda", 0},
     {"triton.language.extra.hip", 0},
     {"triton.language.extra.intel", 0},
+    {"triton.language.extra.cpu", 0},  // Triton's CPU backend's spelling
     {"triton.language.extra.libdevice", kLibdevice},
     {"triton.language.extra.cuda.libdevice", kLibdevice},
     {"triton.language.extra.hip.libdevice", kLibdevice},
     {"triton.language.extra.intel.libdevice", kLibdevice},
+    {"triton.language.extra.cpu.libdevice", kLibdevice},
     {"triton_metal.language.extra", 0},
     {"triton_metal.language.extra.libdevice", kLibdevice},
 };
@@ -322,7 +324,11 @@ void Compilation::ScanStatements(ModuleScope* m, const py::Body& body) {
         for (const py::ExprPtr& d : f.decorators) {
           const std::string n = DecoratorName(d.get());
           if (n == "jit") g.jit = true;
-          if (n == "constexpr_function") g.constexpr_function = true;
+          // `@tl.constexpr` on a def: a constexpr holding the function,
+          // which Triton calls at compile time as a constexpr_function.
+          if (n == "constexpr_function" || n == "constexpr") {
+            g.constexpr_function = true;
+          }
           if (n == "autotune") g.autotune = py::As<py::CallExpr>(d.get());
           if (n == "heuristics") g.heuristics = py::As<py::CallExpr>(d.get());
         }
@@ -556,7 +562,11 @@ std::optional<PyValue> Compilation::LookupGlobal(const ModuleScope* m,
       break;
     case G::Kind::kImportName: {
       const ModuleScope* src = Import(g.module, g.level, m);
-      std::optional<PyValue> v = ModuleAttribute(src, g.name, g.loc);
+      // `from . import name` in a package's own __init__.py: the
+      // submodule (as an attribute, `name` would be this very import).
+      std::optional<PyValue> v;
+      if (src == m) v = Submodule(src, g.name);
+      if (!v) v = ModuleAttribute(src, g.name, g.loc);
       if (!v) {
         FailAt(g.loc, "cannot import name '" + g.name + "' from '" +
                           std::string(g.level, '.') + g.module + "'");
@@ -571,22 +581,30 @@ std::optional<PyValue> Compilation::LookupGlobal(const ModuleScope* m,
   return value;
 }
 
+std::optional<PyValue> Compilation::Submodule(const ModuleScope* m,
+                                              const std::string& name) {
+  if (m->kind() != ModuleScope::Kind::kUser ||
+      fs::path(m->path()).filename() != "__init__.py") {
+    return std::nullopt;
+  }
+  const fs::path dir = fs::path(m->path()).parent_path();
+  for (const fs::path& file :
+       {dir / (name + ".py"), dir / name / "__init__.py"}) {
+    std::error_code ec;
+    if (fs::is_regular_file(file, ec)) {
+      return PyValue::Module(LoadFile(file.string()));
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<PyValue> Compilation::ModuleAttribute(const ModuleScope* m,
                                                     const std::string& name,
                                                     const SourceLocation& loc) {
   switch (m->kind()) {
     case ModuleScope::Kind::kUser: {
       if (std::optional<PyValue> v = LookupGlobal(m, name, loc)) return v;
-      // A submodule of a package.
-      if (fs::path(m->path()).filename() == "__init__.py") {
-        const std::string dir = fs::path(m->path()).parent_path().string();
-        fs::path file = fs::path(dir) / (name + ".py");
-        std::error_code ec;
-        if (fs::is_regular_file(file, ec)) {
-          return PyValue::Module(LoadFile(file.string()));
-        }
-      }
-      return std::nullopt;
+      return Submodule(m, name);
     }
     case ModuleScope::Kind::kForeign:
       return PyValue::Module(Import(m->name() + "." + name, 0, nullptr));

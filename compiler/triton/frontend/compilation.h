@@ -47,6 +47,10 @@ class Compilation {
   std::optional<PyValue> LookupGlobal(const ModuleScope* m,
                                       const std::string& name,
                                       const SourceLocation& loc);
+  // The submodule `name` of the package whose __init__.py `m` is (its
+  // name.py or name/__init__.py), or nullopt.
+  std::optional<PyValue> Submodule(const ModuleScope* m,
+                                   const std::string& name);
   // `m.name` for a module value (builtin namespaces included).
   std::optional<PyValue> ModuleAttribute(const ModuleScope* m,
                                          const std::string& name,

@@ -219,6 +219,37 @@ void MarkProvided(std::vector<KernelParam>& params, Compilation& compilation,
   }
 }
 
+// The value a host reference names: a function of a file, a builtin
+// module, or a builtin module's function.
+PyValue ResolveReference(Compilation& compilation, const HostReference& r) {
+  const std::string what =
+      "the global '" + r.name + "' (" +
+      (r.file.empty() ? r.target : r.file + ": " + r.target) + ")";
+  if (!r.file.empty()) {
+    const ModuleScope* defining = compilation.LoadFile(r.file);
+    if (std::optional<PyValue> v =
+            compilation.ModuleAttribute(defining, r.target, {})) {
+      return *v;
+    }
+    Fail(what + ": the file does not define '" + r.target + "'");
+  }
+  const ModuleScope* whole = compilation.Import(r.target, 0, nullptr);
+  if (whole->kind() == ModuleScope::Kind::kBuiltin)
+    return PyValue::Module(whole);
+  const size_t dot = r.target.rfind('.');
+  if (dot != std::string::npos) {
+    const ModuleScope* m =
+        compilation.Import(r.target.substr(0, dot), 0, nullptr);
+    if (m->kind() == ModuleScope::Kind::kBuiltin) {
+      if (std::optional<PyValue> v =
+              compilation.ModuleAttribute(m, r.target.substr(dot + 1), {})) {
+        return *v;
+      }
+    }
+  }
+  Fail(what + ": no builtin of that name");
+}
+
 }  // namespace
 
 bool CodeGen::IsConstexprAnnotation(const py::Expr* e) {
@@ -329,6 +360,11 @@ Result<FrontendOutput> CompileKernel(const FrontendRequest& request) {
         Fail("the global '" + name + "' cannot be a buffer");
       }
       m->values()[name] = ConstexprOf(value);
+    }
+    for (const HostReference& r : request.references) {
+      const ModuleScope* in =
+          r.module_file.empty() ? m : compilation.LoadFile(r.module_file);
+      in->values()[r.name] = ResolveReference(compilation, r);
     }
     const ModuleScope::Global* g =
         FindKernel(compilation, m, request.kernel, request.file);

@@ -62,6 +62,22 @@ struct KernelParam {
   std::string provided_by;
 };
 
+// A name of the kernel's module that the host binds to a function or
+// module its text does not say: a library that puts a jit function into
+// the globals of a module it generates, or that picks a libdevice module
+// at run time (`shim = backend_libdevice()`, `erf = shim.erf`).
+struct HostReference {
+  std::string name;  // the name
+  // The .py file of the module that has the name (a jit function the
+  // kernel calls may read it); empty: the kernel's module.
+  std::string module_file;
+  // A function: the .py file that defines it and its name there; else
+  // empty, and `target` is a builtin module or function, dotted
+  // ("triton.language.extra.libdevice.erf").
+  std::string file;
+  std::string target;
+};
+
 struct FrontendRequest {
   std::string file;                   // the .py file
   std::optional<std::string> source;  // its text; read from `file` if unset
@@ -76,6 +92,9 @@ struct FrontendRequest {
   // strings, None, dtypes). They take precedence over the file's
   // definitions and may name what the file does not define.
   std::vector<std::pair<std::string, KernelArg>> globals;
+  // Names bound to functions of other files and to builtins, over the
+  // file's definitions.
+  std::vector<HostReference> references;
 };
 
 struct FrontendOutput {

@@ -263,8 +263,11 @@ def cdiv(x, y):
 class _KernelOnly:
     """A builtin that exists only inside kernels."""
 
-    def __init__(self, name):
+    def __init__(self, name, dotted=None):
         self.__name__ = name
+        # Its full name, as the front end knows it
+        # ("triton.language.standard._log2").
+        self._dotted = dotted or "triton.language." + name
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
@@ -333,8 +336,8 @@ class tensor_descriptor:
     pass
 
 
-def kernel_only(name):
-    return _KernelOnly(name)
+def kernel_only(name, dotted=None):
+    return _KernelOnly(name, dotted)
 
 
 _NAMES = {}  # builtin module: the names the C++ front end gives kernels
@@ -357,7 +360,7 @@ def module_getattr(module, prefix=""):
     hasattr answers as with Triton)."""
     def __getattr__(name):
         if not name.startswith("__") and name in kernel_names(module):
-            return kernel_only(prefix + name)
+            return kernel_only(prefix + name, f"{module}.{name}")
         raise AttributeError(f"module '{module}' has no attribute '{name}'")
     return __getattr__
 

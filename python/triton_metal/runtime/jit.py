@@ -4,6 +4,7 @@ launches it on the emulated GPU over the caller's arrays and tensors."""
 import ast
 import collections
 import functools
+import hashlib
 import inspect
 import json
 import linecache
@@ -320,6 +321,45 @@ def _referenced_names(code):
     return names
 
 
+def _module_roots(scope):
+    """The folders the modules in `scope` were imported from that
+    sys.path does not name (a package loaded from elsewhere, by an
+    import hook or by hand): the front end reads their files too."""
+    roots = []
+    for v in list(scope.values()):
+        if not isinstance(v, types.ModuleType):
+            continue
+        top = sys.modules.get(v.__name__.partition(".")[0])
+        where = list(getattr(top, "__path__", None) or ())[:1] or [getattr(top, "__file__", None)]
+        if where[0]:
+            root = os.path.dirname(os.path.abspath(where[0]))
+            if root not in roots and os.path.isdir(root):
+                roots.append(root)
+    return roots
+
+
+def _builtin_module_name(module):
+    """The dotted name the front end knows a triton_metal module by
+    ("triton.language.extra.libdevice"), or None for any other module."""
+    name = module.__name__
+    if name.startswith("triton_metal."):
+        name = "triton." + name[len("triton_metal."):]
+    elif name == "triton_metal":
+        name = "triton"
+    elif not name.startswith("triton"):
+        return None
+    return name if tlc.kernel_names(name) else None
+
+
+def _wrapped_jit_function(value):
+    """The JITFunction `value` is or wraps: through Autotuner, Heuristics
+    and a library's own KernelInterface (their `fn`)."""
+    depth = 0
+    while isinstance(value, KernelInterface) and not isinstance(value, JITFunction) and depth < 8:
+        value, depth = getattr(value, "fn", None), depth + 1
+    return value
+
+
 class JITFunction(KernelInterface):
     """A @triton_metal.jit function."""
 
@@ -414,6 +454,7 @@ class JITFunction(KernelInterface):
                     text = _with_function_source(self.fn, file, original, text, self._src)
             paths = [os.path.dirname(file)]
             paths += [p for p in sys.path if p and os.path.isdir(p) and p not in paths]
+            paths += [p for p in _module_roots(self.fn.__globals__) if p not in paths]
             self._source_info = (file, text, paths)
         return self._source_info
 
@@ -425,6 +466,25 @@ class JITFunction(KernelInterface):
             start = re.search(r"^(async\s+)?def\s", text, re.MULTILINE)
             self._src = text[start.start():] if start else text
         return self._src
+
+    @property
+    def cache_key(self):
+        """Triton's: a hash of the function's source, its version and, for
+        every name it and the jit functions it reaches read, that jit
+        function's source or that simple value. Libraries key their own
+        caches of generated code on it."""
+        if self._global_names is None:
+            self._global_names = self._find_global_names()
+        h = hashlib.sha256(self.src.encode())
+        h.update(repr(self.version).encode())
+        for name, scope, _ in self._global_names:
+            v = scope.cell_contents if isinstance(scope, types.CellType) else scope.get(name, _MISSING)
+            callee = _wrapped_jit_function(v)
+            if isinstance(callee, JITFunction):
+                h.update(f"\0{name}\0{callee.src}".encode())
+            elif v is None or isinstance(v, (bool, int, float, str, tlc.constexpr, tlc.dtype)):
+                h.update(f"\0{name}\0{v!r}".encode())
+        return h.hexdigest()
 
     def _unsafe_update_src(self, new_src):
         """Compiles `new_src` from now on in place of the function's own
@@ -443,7 +503,7 @@ class JITFunction(KernelInterface):
         if self._global_names is None:
             self._global_names = self._find_global_names()
         out = []
-        for name, scope in self._global_names:
+        for name, scope, _ in self._global_names:
             v = scope.cell_contents if isinstance(scope, types.CellType) else scope.get(name, _MISSING)
             if v is _MISSING:
                 continue
@@ -454,9 +514,52 @@ class JITFunction(KernelInterface):
                     continue
         return out
 
+    def _references(self):
+        """(name, module file, file, function) or (name, module file, "",
+        builtin) for the names this
+        kernel and the jit functions it reaches read whose value the text
+        does not say: a jit function the reading file does not define
+        under that name (one a library put into a generated module's
+        globals, as FlagGems' pointwise_dynamic does), and Triton builtins
+        and builtin modules (a libdevice module a library picks at run
+        time, and its functions). The front end, reading files, would not
+        find them. The module file is that of the function reading the
+        name ("" for the kernel's own)."""
+        if self._global_names is None:
+            self._global_names = self._find_global_names()
+        out = []
+        own = self.fn.__code__.co_filename
+        for name, scope, reader in self._global_names:
+            if isinstance(scope, types.CellType):
+                continue  # closures: the front end reads them from the text
+            module_file = "" if reader == own else os.path.abspath(reader)
+            if module_file and not os.path.isfile(module_file):
+                continue
+            v = scope.get(name, _MISSING)
+            if isinstance(v, tlc._KernelOnly):
+                out.append((name, module_file, "", v._dotted))
+                continue
+            if isinstance(v, types.ModuleType):
+                dotted = _builtin_module_name(v)
+                if dotted:
+                    out.append((name, module_file, "", dotted))
+                continue
+            callee = _wrapped_jit_function(v)
+            if (not isinstance(callee, JITFunction) or callee.__qualname__ != callee.__name__
+                    or callee._src_updated):
+                continue  # the front end finds nested and patched ones in the text
+            file = os.path.abspath(callee.fn.__code__.co_filename)
+            if not os.path.isfile(file):
+                continue
+            if name == callee.__name__ and os.path.abspath(reader) == file:
+                continue  # the reading file's own def (or its import)
+            out.append((name, module_file, file, callee.__name__))
+        return sorted(set(out))
+
     def _find_global_names(self):
-        """(name, dict or closure cell) for every name this kernel and the
-        jit functions it reaches refer to."""
+        """(name, dict or closure cell, the file of the function reading
+        it) for every name this kernel and the jit functions it reaches
+        refer to."""
         seen, found, todo = set(), [], [self]
         while todo:
             f = todo.pop()
@@ -477,13 +580,8 @@ class JITFunction(KernelInterface):
                     value = scope[name]
                 else:
                     continue
-                found.append((name, scope))
-                # Through Autotuner, Heuristics and a library's own
-                # KernelInterface to the JITFunction they wrap.
-                callee, depth = value, 0
-                while (isinstance(callee, KernelInterface) and not isinstance(callee, JITFunction)
-                       and depth < 8):
-                    callee, depth = getattr(callee, "fn", None), depth + 1
+                found.append((name, scope, code.co_filename))
+                callee = _wrapped_jit_function(value)
                 if isinstance(callee, JITFunction):
                     todo.append(callee)
         return found
@@ -548,10 +646,13 @@ class JITFunction(KernelInterface):
             else:
                 key.append(arguments.specialization(*c))
         globals_ = self._globals()
+        references = self._references()
         key.append(tuple(globals_))
+        key.append(tuple(references))
         key = tuple(key)
         compiled = self._compiled.get(
-            key, lambda: self._compile(device, classified, globals_, num_warps, fp_fusion))
+            key, lambda: self._compile(device, classified, globals_, num_warps, fp_fusion,
+                                       references))
         if warmup:
             return compiled
         if callable(grid):
@@ -565,7 +666,8 @@ class JITFunction(KernelInterface):
         CompiledKernel (asm, n_regs, metadata)."""
         return self.run(*args, grid=grid, warmup=True, **kwargs)
 
-    def _compile(self, device, classified, globals_, num_warps, fp_fusion=True):
+    def _compile(self, device, classified, globals_, num_warps, fp_fusion=True,
+                 references=()):
         file, text, paths = self._source()
         args = []
         for name, c in classified.items():
@@ -576,7 +678,7 @@ class JITFunction(KernelInterface):
         try:
             core = _core.compile(device, file, text, self.__name__, args,
                                  globals_, paths, num_warps, _module_cache_dir(),
-                                 enable_fp_fusion=fp_fusion)
+                                 enable_fp_fusion=fp_fusion, references=list(references))
         except _core.CompilationError as e:
             if "more than Metal's 32 KB" in str(e):
                 raise OutOfResources(str(e)) from None

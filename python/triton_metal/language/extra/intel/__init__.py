@@ -1,0 +1,2 @@
+"""The intel spelling of `tl.extra.libdevice`."""
+from . import libdevice  # noqa: F401

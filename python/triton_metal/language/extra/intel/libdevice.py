@@ -1,0 +1,2 @@
+"""`tl.extra.intel.libdevice`: the same functions as `tl.extra.libdevice`."""
+from ..libdevice import __getattr__  # noqa: F401
