@@ -1,7 +1,8 @@
 """Kernel arguments from Python values: NumPy arrays and torch tensors are
-pointers to their own memory (no copy; a strided view is passed as the
-span of memory it covers, so the kernel sees the bytes and strides a GPU
-would); numbers are typed as Triton types them."""
+pointers to their own memory (no copy; a torch tensor's buffer is its
+whole storage, a NumPy view's the span of memory it covers, so the kernel
+sees the bytes and strides a GPU would); numbers are typed as Triton
+types them."""
 from ..language import core as tlc
 from .reinterpret import TensorWrapper
 
@@ -89,10 +90,52 @@ def _torch_pointer(name, t):
         raise TypeError(
             f"argument '{name}': a tensor on {t.device}; triton_metal runs "
             "kernels on tensors in host memory (device='cpu')")
+    # The whole storage, as a GPU buffer is the whole allocation: a kernel
+    # may reach past its view (a stride-0 view it indexes along, a row
+    # before it) and stay inside the memory it was given.
+    data = t.data_ptr()
+    storage = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    start, nbytes = storage.data_ptr(), storage.nbytes()
+    if nbytes and start <= data <= start + nbytes:
+        return Pointer(dtype, start, nbytes, data - start, t)
     size = t.element_size()
     strides = [s * size for s in t.stride()]
-    start, nbytes, offset = _span(t.data_ptr(), t.shape, strides, size)
+    start, nbytes, offset = _span(data, t.shape, strides, size)
     return Pointer(dtype, start, nbytes, offset, t)
+
+
+def _pointer_like(name, value):
+    """Something else Triton takes as a pointer: an object with data_ptr()
+    and a dtype (a library's typed pointer or strided buffer). The
+    emulator needs the memory it may reach: the storage it names
+    (untyped_storage() with data_ptr() and nbytes()), else the span its
+    shape and stride() cover."""
+    dtype_name = str(value.dtype)
+    dtype = _TORCH_DTYPES.get(dtype_name) or _TORCH_DTYPES.get("torch." + dtype_name)
+    if dtype is None and isinstance(value.dtype, tlc.dtype):
+        dtype = value.dtype.name
+    if dtype is None:
+        why = _UNSUPPORTED.get(dtype_name, "not a type Triton kernels take")
+        raise TypeError(f"argument '{name}': a pointer to {dtype_name}: {why}")
+    data = int(value.data_ptr())
+    try:
+        storage = value.untyped_storage()
+        start, nbytes = int(storage.data_ptr()), int(storage.nbytes())
+    except Exception:  # no storage it can name: its shape and strides
+        start = None
+    if start is not None and start <= data <= start + nbytes:
+        return Pointer(dtype, start, nbytes, data - start, value)
+    shape = getattr(value, "shape", None)
+    stride = getattr(value, "stride", None)
+    if shape is None or not callable(stride):
+        raise TypeError(
+            f"argument '{name}': a {type(value).__module__}.{type(value).__name__} "
+            "(data_ptr() and dtype) whose memory triton_metal cannot bound: give it "
+            "untyped_storage() (with data_ptr() and nbytes()), or shape and stride()")
+    size = tlc.dtype(dtype).primitive_bitwidth // 8 if dtype != "int1" else 1
+    strides = [s * size for s in stride()]
+    start, nbytes, offset = _span(data, tuple(shape), strides, size)
+    return Pointer(dtype, start, nbytes, offset, value)
 
 
 def _reinterpreted(name, w):
@@ -174,6 +217,8 @@ def classify(name, value):
     if hasattr(value, "__array_interface__"):
         import numpy as np
         return _numpy_pointer(name, np.asarray(value))
+    if callable(getattr(value, "data_ptr", None)) and hasattr(value, "dtype"):
+        return _pointer_like(name, value)
     raise TypeError(
         f"argument '{name}': a {t.__module__}.{t.__name__} is not something "
         "a Triton kernel takes (give an array, a tensor, a number, a bool, "

@@ -9,6 +9,7 @@ import json
 import os
 import tempfile
 import threading
+import time
 
 from . import device as _device
 from . import launch_context
@@ -101,6 +102,8 @@ class Autotuner(KernelInterface):
         self.cache = {}  # key: the config chosen last (Triton's attribute)
         self._chosen = launch_context.OncePerKey()  # (chip, key): config
         self.best_config = None
+        self.configs_timings = None  # Triton's: {config: time} of the last tuning
+        self.bench_time = 0.0
         self.nargs = None
         self.cache_results = cache_results
         self.num_warmups = warmup
@@ -235,19 +238,24 @@ class Autotuner(KernelInterface):
                     **nargs, **kwargs, **c.all_kwargs()))[:k]
         return configs
 
-    def _bench(self, config, args, kwargs, grid, named):
-        """Simulated microseconds of one launch with `config`. The
-        reset_to_zero arguments are zeroed for it; those and the
-        restore_value ones get their contents back afterwards, so the real
-        launch sees what the caller passed. A user's do_bench times it its
-        way (its milliseconds)."""
-        conflicts = kwargs.keys() & config.kwargs.keys()
+    def _bench(self, *args, config, **meta):
+        """Times one launch with `config`, as Triton's Autotuner._bench
+        (which libraries' subclasses call so: the launch's arguments, the
+        config, its keywords with grid): [median, 20th, 80th percentile]
+        in milliseconds, the simulated time of the launch (a user's
+        do_bench times it its way), or infinities for a config that does
+        not fit the chip. The reset_to_zero arguments are zeroed for it;
+        those and the restore_value ones get their contents back
+        afterwards, so the real launch sees what the caller passed."""
+        grid = meta.pop("grid")
+        meta.pop("warmup", None)
+        conflicts = meta.keys() & config.kwargs.keys()
         if conflicts:
             raise ValueError(f"Conflicting meta-parameters: {', '.join(conflicts)}."
                              " Make sure that you don't re-define auto-tuned symbols.")
-        current = dict(kwargs)
+        current = dict(meta)
         current.update(config.all_kwargs())
-        full = {**named, **config.all_kwargs()}
+        full = {**self._named(args, meta), **config.all_kwargs()}
 
         def kernel_call():
             if self.user_defined_pre_hook:
@@ -269,12 +277,15 @@ class Autotuner(KernelInterface):
             if self.user_defined_post_hook:
                 self._restore(full)
 
-        if self._do_bench is not None:
-            t = self._do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
-            return float(t[0] if isinstance(t, (list, tuple)) else t) * 1e3
-        with launch_context.collecting_times() as times:
-            kernel_call()
-        return sum(times)
+        try:
+            if self._do_bench is not None:
+                t = self._do_bench(kernel_call, quantiles=(0.5, 0.2, 0.8))
+                return [float(x) for x in t] if isinstance(t, (list, tuple)) else [float(t)] * 3
+            with launch_context.collecting_times() as times:
+                kernel_call()
+        except OutOfResources:
+            return [float("inf")] * 3  # as Triton does
+        return [sum(times) / 1e3] * 3
 
     def run(self, *args, grid, warmup, **kwargs):
         named = self._named(args, kwargs)
@@ -303,11 +314,12 @@ class Autotuner(KernelInterface):
             config, timings = configs[0], {}
         else:
             timings = {}
+            start = time.time()
             for c in configs:
-                try:
-                    timings[str(c)] = self._bench(c, args, kwargs, grid, named)
-                except OutOfResources:
-                    timings[str(c)] = float("inf")  # as Triton does
+                # Simulated microseconds, the median of what _bench gives.
+                timings[str(c)] = self._bench(*args, config=c, grid=grid, **kwargs)[0] * 1e3
+            self.bench_time = time.time() - start
+            self.configs_timings = {c: timings[str(c)] for c in configs}
             config = builtins.min(configs, key=lambda c: timings[str(c)])
             if timings[str(config)] == float("inf"):
                 raise OutOfResources(
