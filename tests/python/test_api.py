@@ -569,6 +569,14 @@ def test_run_gives_cpu_torch_what_triton_scripts_call(tmp_path):
         assert torch.equal(a @ b, want)
         y = torch.nn.functional.layer_norm(a, (8,))
         assert y.dtype == torch.float16
+        # bfloat16 products summed in float32 and rounded once, as a GPU's
+        # matmul: within half an ulp of the exact product.
+        torch.manual_seed(0)
+        c = torch.rand(32, 16).bfloat16()
+        d = torch.rand(16, 32).bfloat16()
+        exact = c.double() @ d.double()
+        assert torch.equal(torch.matmul(c, d).double(), exact.bfloat16().double())
+        assert torch.equal((c @ d).double(), exact.bfloat16().double())
         torch.cuda.synchronize()
         s = torch.cpu.Stream()
         torch.cpu.set_stream(s)
