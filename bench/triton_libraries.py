@@ -6,8 +6,8 @@ library, which launches ran right, which raised and which gave wrong
 numbers, and the totals.
 
     MTLEMU_LIGER_KERNEL=.../Liger-Kernel/src MTLEMU_UNSLOTH=.../unsloth \\
-    MTLEMU_ATTORCH=.../attorch MTLEMU_FLAGGEMS=.../FlagGems/src \\
-    MTLEMU_FLA=.../flash-linear-attention \\
+    MTLEMU_UNSLOTH_ZOO=.../unsloth-zoo MTLEMU_ATTORCH=.../attorch \\
+    MTLEMU_FLAGGEMS=.../FlagGems/src MTLEMU_FLA=.../flash-linear-attention \\
         python3 bench/triton_libraries.py [--json OUT.json] [-k SUBSTRING]
 
 Each variable is a checkout's folder that holds the library's package
@@ -16,10 +16,14 @@ as not given. The packages are imported without running their
 `__init__.py` (which asks for CUDA or torch >= 2 in most of them): their
 modules are loaded from the folder under parent packages made empty, as
 `import liger_kernel.ops.rms_norm` would find them. `import triton` is
-triton_metal (triton_metal.compat.install). Needs the build's package:
+triton_metal (triton_metal.compat.install). FlagGems' runtime is given
+the CPU as its device (_flaggems_device says how). A library that needs a
+newer torch than this one before any of its kernels can be reached is
+listed as not run, with the reason. Needs the build's package:
 PYTHONPATH=build/python."""
 import argparse
 import importlib
+import importlib.machinery
 import json
 import os
 import re
@@ -71,26 +75,41 @@ LIBRARIES = {
     "flash-linear-attention": ("MTLEMU_FLA", "fla"),
 }
 
+# Packages a library imports from another checkout: (environment variable,
+# package), loaded the same way (their __init__.py not run).
+DEPENDENCIES = {
+    "unsloth": [("MTLEMU_UNSLOTH_ZOO", "unsloth_zoo")],
+}
+
+
+def empty_package(root, name):
+    """Registers package `name` (dotted) found under `root` without running
+    its __init__.py, unless it is loaded already."""
+    if name in sys.modules:
+        return
+    parts = name.split(".")
+    package = types.ModuleType(name)
+    package.__path__ = [os.path.join(root, *parts)]
+    package.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
+    package.__spec__.submodule_search_locations = package.__path__
+    # The one name modules read from their package: its version.
+    init = os.path.join(package.__path__[0], "__init__.py")
+    if os.path.isfile(init):
+        found = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]",
+                          open(init, encoding="utf-8").read(), re.MULTILINE)
+        if found:
+            package.__version__ = found.group(1)
+    sys.modules[name] = package
+    if len(parts) > 1:
+        setattr(sys.modules[".".join(parts[:-1])], parts[-1], package)
+
 
 def load(root, dotted):
     """Module `dotted` from the folder `root`, its parent packages made
     empty (their __init__.py is not run) unless already loaded."""
     parts = dotted.split(".")
     for i in range(1, len(parts)):
-        name = ".".join(parts[:i])
-        if name not in sys.modules:
-            package = types.ModuleType(name)
-            package.__path__ = [os.path.join(root, *parts[:i])]
-            # The one name modules read from their package: its version.
-            init = os.path.join(package.__path__[0], "__init__.py")
-            if os.path.isfile(init):
-                found = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]",
-                                  open(init, encoding="utf-8").read(), re.MULTILINE)
-                if found:
-                    package.__version__ = found.group(1)
-            sys.modules[name] = package
-            if i > 1:
-                setattr(sys.modules[".".join(parts[:i - 1])], parts[i - 1], package)
+        empty_package(root, ".".join(parts[:i]))
     return importlib.import_module(dotted)
 
 
@@ -241,15 +260,218 @@ def attorch_cases(root):
             ("MSELoss", mse), ("CrossEntropyLoss", cross_entropy)]
 
 
-CASES = {"Liger-Kernel": liger_cases, "unsloth": unsloth_cases, "attorch": attorch_cases}
+# --- FlagGems ---------------------------------------------------------------------
+
+
+def _flaggems_device(root):
+    """What FlagGems' runtime needs to take the CPU as its device, as its
+    own `_arm` backend (device "cpu") means it to: the vendor "arm" that
+    backend is for, which the snapshot's `vendors` enum lacks, chosen by
+    GEMS_VENDOR; torch 2's torch.backends.cpu and torch.cpu.device_count /
+    device; torch.cpu.current_device() as the index torch.cuda's gives
+    (torch 2's says "cpu", which FlagGems' libentry cannot index its
+    per-device caches with); a CUDA compute capability of (0, 0). Nothing
+    of Triton."""
+    import enum
+    import importlib.util
+    if "torch.backends.cpu" not in sys.modules:
+        backends_cpu = types.ModuleType("torch.backends.cpu")
+        backends_cpu.get_cpu_capability = lambda: "AVX2"
+        sys.modules["torch.backends.cpu"] = backends_cpu
+        torch.backends.cpu = backends_cpu
+    cpu = torch.cpu
+    cpu.device_count = getattr(cpu, "device_count", lambda: 1)
+    cpu.current_device = lambda: 0
+    # FlagGems' mm asks the CUDA compute capability (to choose stream-K on
+    # an A100): none.
+    cpu.get_device_capability = lambda device=None: (0, 0)
+    if not hasattr(cpu, "device"):
+        class device:  # noqa: N801  (torch 2's torch.cpu.device)
+            def __init__(self, d):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+        cpu.device = device
+    empty_package(root, "flag_gems")
+    # What flag_gems/__init__.py (not run) sets and its modules read.
+    sys.modules["flag_gems"].vendor_name = "arm"
+    sys.modules["flag_gems"].device = "cpu"
+    name = "flag_gems.runtime.commom_utils"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(root, "flag_gems", "runtime", "commom_utils.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        vendors = module.vendors
+        every = vendors.get_all_vendors.__func__
+        arm = enum.Enum("vendors", {"ARM": len(vendors)}).ARM
+        vendors.get_all_vendors = classmethod(lambda cls: {**every(cls), "arm": arm})
+    os.environ["GEMS_VENDOR"] = "arm"
+
+
+def flaggems_cases(root):
+    _flaggems_device(root)
+
+    def op(file, name):
+        return getattr(importlib.import_module("flag_gems.ops." + file), name)
+
+    def unary(file, name, ref, tol=1e-5):
+        def run():
+            x = rand(5, 301)
+            close(op(file, name)(x), ref(x), tol)
+        return (name, run)
+
+    def binary(file, name, ref, tol=1e-5):
+        def run():
+            x, y = rand(4, 257), rand(257, seed=1)  # broadcast
+            close(op(file, name)(x, y), ref(x, y), tol)
+        return (name, run)
+
+    def softmax():
+        x = rand(6, 1000)
+        close(op("softmax", "softmax")(x, -1), torch.softmax(x, -1), 1e-5)
+        close(op("softmax", "softmax")(x, 0), torch.softmax(x, 0), 1e-5)
+
+    def log_softmax():
+        x = rand(6, 700)
+        close(op("log_softmax", "log_softmax")(x, -1), torch.log_softmax(x, -1), 1e-5)
+
+    def layer_norm():
+        x, w, b = rand(5, 200), rand(200, seed=1), rand(200, seed=2)
+        y = op("layernorm", "layer_norm")(x, [200], w, b, 1e-5)[0]
+        close(y, torch.nn.functional.layer_norm(x, (200,), w, b, 1e-5), 1e-4)
+
+    def rms_norm():
+        x, w = rand(6, 300), rand(300, seed=1)
+        y = op("rms_norm", "rms_norm")(x, [300], w, 1e-6)
+        close(y, x * torch.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * w, 1e-4)
+
+    def sum_all():
+        x = rand(3, 1000)
+        close(op("sum", "sum")(x), x.sum(), 1e-4)
+
+    def sum_dim():
+        x = rand(7, 33, 20)
+        close(op("sum", "sum_dim")(x, [1]), x.sum(1), 1e-4)
+
+    def max_dim():
+        x = rand(9, 130)
+        got = op("max", "max_dim")(x, 1)
+        close(got[0], x.max(1)[0], 0)
+        close(got[1], x.max(1)[1], 0)
+
+    def argmax():
+        x = rand(11, 300)
+        close(op("argmax", "argmax")(x, 1), x.argmax(1), 0)
+
+    def cumsum():
+        x = rand(4, 999)
+        close(op("cumsum", "cumsum")(x, 1), x.cumsum(1), 1e-4)
+
+    def mm():
+        a, b = rand(65, 70), rand(70, 33, seed=1)
+        close(op("mm", "mm")(a, b), a @ b, 1e-4)
+
+    def bmm():
+        a, b = rand(3, 20, 40), rand(3, 40, 17, seed=1)
+        close(op("bmm", "bmm")(a, b), a @ b, 1e-4)
+
+    def prod_dim():
+        x = 1 + rand(5, 40) / 10
+        close(op("prod", "prod_dim")(x, 1), x.prod(1), 1e-4)
+
+    def min_dim():
+        x = rand(9, 130)
+        got = op("min", "min_dim")(x, 1)
+        close(got[0], x.min(1)[0], 0)
+        close(got[1], x.min(1)[1], 0)
+
+    def mse_loss():
+        x, y = rand(6, 100), rand(6, 100, seed=1)
+        close(op("mse_loss", "mse_loss")(x, y), torch.nn.functional.mse_loss(x, y), 1e-5)
+
+    def glu():
+        x = rand(4, 2, 300)
+        close(op("glu", "glu")(x, -1), torch.nn.functional.glu(x, -1), 1e-5)
+
+    def flip():
+        x = rand(7, 9, 11)
+        close(op("flip", "flip")(x, [0, 2]), torch.flip(x, [0, 2]), 0)
+
+    def gather():
+        x = rand(10, 20)
+        i = torch.randint(0, 20, (10, 5), generator=torch.Generator().manual_seed(5))
+        close(op("gather", "gather")(x, 1, i), torch.gather(x, 1, i), 0)
+
+    def cat():
+        x, y = rand(3, 50), rand(4, 50, seed=1)
+        close(op("cat", "cat")([x, y], 0), torch.cat([x, y], 0), 0)
+
+    def addmm():
+        bias, a, b = rand(33), rand(40, 70, seed=1), rand(70, 33, seed=2)
+        close(op("addmm", "addmm")(bias, a, b), torch.addmm(bias, a, b), 1e-4)
+
+    def embedding():
+        w = rand(50, 64)
+        i = torch.randint(0, 50, (3, 7), generator=torch.Generator().manual_seed(4))
+        close(op("embedding", "embedding")(w, i), w[i], 0)
+
+    def index_select():
+        x = rand(40, 30)
+        i = torch.tensor([3, 0, 39, 7, 7])
+        close(op("index_select", "index_select")(x, 0, i), x[i], 0)
+
+    def topk():
+        x = rand(5, 300)
+        values, indices = op("topk", "topk")(x, 5, -1, True, True)
+        close(values, torch.topk(x, 5, -1)[0], 0)
+
+    def triu():
+        x = rand(20, 30)
+        close(op("triu", "triu")(x, 1), torch.triu(x, 1), 0)
+
+    return [
+        binary("add", "add", torch.add), binary("mul", "mul", torch.mul),
+        binary("div", "true_divide", torch.div, 1e-5),
+        unary("exp", "exp", torch.exp), unary("relu", "relu", torch.relu),
+        unary("gelu", "gelu", torch.nn.functional.gelu, 1e-4),
+        unary("silu", "silu", torch.nn.functional.silu),
+        unary("sigmoid", "sigmoid", torch.sigmoid), unary("tanh", "tanh", torch.tanh, 1e-5),
+        ("softmax", softmax), ("log_softmax", log_softmax), ("layer_norm", layer_norm),
+        ("rms_norm", rms_norm), ("sum", sum_all), ("sum_dim", sum_dim),
+        ("max_dim", max_dim), ("argmax", argmax), ("cumsum", cumsum), ("mm", mm), ("bmm", bmm),
+        ("prod_dim", prod_dim), ("min_dim", min_dim), ("mse_loss", mse_loss),
+        ("glu", glu), ("flip", flip), ("gather", gather), ("cat", cat), ("addmm", addmm),
+        ("embedding", embedding), ("index_select", index_select), ("topk", topk), ("triu", triu),
+    ]
+
+
+CASES = {"Liger-Kernel": liger_cases, "unsloth": unsloth_cases, "attorch": attorch_cases,
+         "FlagGems": flaggems_cases}
 
 # Why a library has no launches here yet.
 NOT_YET = {
-    "FlagGems": "its runtime picks a GPU vendor by running nvidia-smi and the like, and "
-                "makes its tensors on that vendor's torch device",
-    "flash-linear-attention": "fla.utils maps triton's target backend ('metal') to a torch "
-                              "module of that name (getattr(torch, 'metal'))",
+    "flash-linear-attention": "fla.utils asserts torch >= 2.4 for any device but CUDA "
+                              "('Only cuda device is supported for PyTorch version < 2.4.0') "
+                              "and maps triton's target backend to a torch module of that name",
 }
+
+# The torch a library needs before any of its kernels can be reached, and
+# why (Debian 12's torch is 1.13).
+NEEDS_TORCH = {
+    "unsloth": ((2, 1), "unsloth_zoo, which every unsloth.kernels module imports, reads "
+                        "torch._inductor and torch.compile at import"),
+    "flash-linear-attention": ((2, 4), NOT_YET["flash-linear-attention"]),
+}
+
+
+def torch_version():
+    return tuple(int(p) for p in re.findall(r"\d+", torch.__version__)[:2])
 
 
 def main():
@@ -266,6 +488,17 @@ def main():
         if not os.path.isdir(os.path.join(root, package)):
             print(f"{library}: {variable}={root} holds no {package}/")
             continue
+        need = NEEDS_TORCH.get(library)
+        if need and torch_version() < need[0]:
+            print(f"{library}: not run: needs torch >= {'.'.join(map(str, need[0]))} "
+                  f"(this is {torch.__version__}): {need[1]}")
+            continue
+        missing = [v for v, _ in DEPENDENCIES.get(library, []) if not os.environ.get(v)]
+        if missing:
+            print(f"{library}: not run ({', '.join(missing)} unset: a package it imports)")
+            continue
+        for dep_variable, dep_package in DEPENDENCIES.get(library, []):
+            empty_package(os.environ[dep_variable], dep_package)
         make = CASES.get(library)
         if make is None:
             print(f"{library}: no launches yet: {NOT_YET.get(library, '')}")
