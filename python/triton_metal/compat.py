@@ -37,7 +37,7 @@ _installed = False
 def install():
     """Makes `triton` mean triton_metal in this process, and gives CPU-only
     torch what Triton scripts call on it: torch.cuda.synchronize, streams
-    on torch.cpu, the fp16 ops old CPU torch lacks."""
+    on torch.cpu, the fp16 ops old CPU torch lacks, cuBLAS's bf16 flag."""
     global _installed
     if _installed:
         return
@@ -67,11 +67,42 @@ def install():
         cpu.current_stream = lambda device=None: Stream()
         cpu.synchronize = getattr(cpu, "synchronize", lambda device=None: None)
     _half_fallbacks(torch)
+    _cublas_flags(torch)
+
+
+def _cublas_flags(torch):
+    """torch.backends.cuda.matmul's allow_bf16_reduced_precision_reduction,
+    which scripts set around their reference matmuls and torch 1.13 has not
+    (its cuBLASModule raises AssertionError for any other name): kept as a
+    flag, as it has no effect on CPU matmuls in any torch."""
+    backends = getattr(torch.backends, "cuda", None)
+    matmul = getattr(backends, "matmul", None)
+    if matmul is None:
+        return
+    name = "allow_bf16_reduced_precision_reduction"
+    try:
+        getattr(matmul, name)
+        return
+    except (AssertionError, AttributeError, RuntimeError):
+        pass
+    flags = {name: True}  # torch 2's default
+
+    class Flags(type(matmul)):
+        def __getattr__(self, attr):
+            return flags[attr] if attr in flags else super().__getattr__(attr)
+
+        def __setattr__(self, attr, value):
+            if attr in flags:
+                flags[attr] = bool(value)
+            else:
+                super().__setattr__(attr, value)
+
+    backends.matmul = Flags()
 
 
 def _half_fallbacks(torch):
     """Older torch (Debian 12's 1.13) lacks some fp16 ops on the CPU that
-    scripts use for their reference results (matmul, layer_norm...): where
+    scripts use for their reference results (matmul, layer_norm, clamp...): where
     one raises "not implemented for 'Half'", it is computed in float32 and
     rounded to fp16 (autograd follows the conversions). Its bfloat16
     matmul on CPUs without AVX512-BF16 sums in bfloat16 (0.07 off at K=16,
@@ -110,3 +141,21 @@ def _half_fallbacks(torch):
         setattr(owner, name, fallback(getattr(owner, name), products))
     matmul = torch.matmul
     torch.Tensor.__matmul__ = lambda x, y: matmul(x, y)
+    for name in ("clamp", "clamp_min", "clamp_max"):
+        setattr(torch.Tensor, name, fallback(getattr(torch.Tensor, name), False))
+        setattr(torch, name, fallback(getattr(torch, name), False))
+
+    def in_place(fn):
+        # x.clamp_(...) on fp16: computed in float32, written back rounded.
+        @functools.wraps(fn)
+        def wrapper(self, *args, **kwargs):
+            try:
+                return fn(self, *args, **kwargs)
+            except RuntimeError as e:
+                if "not implemented for 'Half'" not in str(e) or self.dtype != torch.float16:
+                    raise
+            return self.copy_(fn(self.float(), *args, **kwargs))
+        return wrapper
+
+    for name in ("clamp_", "clamp_min_", "clamp_max_"):
+        setattr(torch.Tensor, name, in_place(getattr(torch.Tensor, name)))

@@ -14,12 +14,19 @@ that fails with an error whose message holds TEXT (float64 data is refused
 where the test makes it, whatever its id says). A line
 `if-missing:MODULE.NAME  PATTERN  REASON` skips PATTERN's tests only where
 MODULE lacks NAME (the tests whose own reference code needs a newer
-torch), and runs them where it has it. `--triton-metal-skips
+torch), and runs them where it has it. A line
+`placeholders:MODULE.NAME[,MODULE.NAME...]  PATTERN  REASON` runs
+PATTERN's tests with a stand-in object for each missing name, for tests
+that only name what they do not use (a dict of torch's float8 dtypes
+built whole where one bfloat16 entry is read); any use of a stand-in in
+torch fails with its type's name in the message. `--triton-metal-skips
 FILE` adds a list of your own;
 `--triton-metal-every N` keeps every Nth test collected (a sample spread
 over every test function, the same in each pytest-xdist worker)."""
 import os
 import re
+
+import pytest
 
 from triton_metal import compat
 
@@ -42,6 +49,15 @@ def read_skip_list(path):
             if not line:
                 continue
             parts = _FIELDS.split(line, 1)
+            if parts[0].startswith("placeholders:"):
+                rest = _FIELDS.split(parts[1], 1) if len(parts) == 2 else []
+                if len(rest) != 2:
+                    raise ValueError(f"{path}:{number}: placeholders:MODULE.NAME[,...], a pattern "
+                                     f"and its reason, separated by two spaces, not '{line}'")
+                names = [n for n in parts[0][len("placeholders:"):].split(",") if _missing(n)]
+                if names:
+                    entries.append((_Placeholders(names, _pattern(rest[0])), rest[1]))
+                continue
             if parts[0].startswith("if-missing:"):
                 if len(parts) != 2 or len(_FIELDS.split(parts[1], 1)) != 2:
                     raise ValueError(f"{path}:{number}: if-missing:MODULE.NAME, a pattern and its "
@@ -74,6 +90,48 @@ def _missing(dotted):
     return False
 
 
+class _Placeholders:
+    """Names to stand in for during the tests a pattern matches."""
+
+    def __init__(self, dotted_names, pattern):
+        self.names = dotted_names
+        self.pattern = pattern
+
+    def install(self):
+        """Sets a stand-in for each name; returns what undoes it."""
+        import importlib
+        done = []
+        for dotted in self.names:
+            module, _, name = dotted.rpartition(".")
+            owner = importlib.import_module(module)
+            if hasattr(owner, name):
+                continue
+            kind = type(f"{name}_needs_a_newer_{module}", (), {"__repr__": lambda self, d=dotted: d})
+            setattr(owner, name, kind())
+            done.append((owner, name))
+
+        def undo():
+            for owner, name in done:
+                delattr(owner, name)
+        return undo
+
+
+def placeholders_for(nodeid, entries):
+    """The `placeholders:` entries whose pattern matches the test id."""
+    return [p for p, _ in entries if isinstance(p, _Placeholders) and p.pattern.match(nodeid)]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """Runs a test with the placeholders a `placeholders:` line gives it."""
+    undo = [p.install() for p in placeholders_for(item.nodeid, item.config._triton_metal_skips)]
+    try:
+        yield
+    finally:
+        for u in reversed(undo):
+            u()
+
+
 def _pattern(text):
     """A compiled pattern: * and ? are wildcards, everything else literal;
     it matches a test id's end."""
@@ -95,7 +153,7 @@ def pytest_configure(config):
 
 def reason_to_skip(nodeid, entries):
     for pattern, reason in entries:
-        if not isinstance(pattern, str) and pattern.match(nodeid):
+        if isinstance(pattern, re.Pattern) and pattern.match(nodeid):
             return reason
     return None
 

@@ -577,6 +577,13 @@ def test_run_gives_cpu_torch_what_triton_scripts_call(tmp_path):
         exact = c.double() @ d.double()
         assert torch.equal(torch.matmul(c, d).double(), exact.bfloat16().double())
         assert torch.equal((c @ d).double(), exact.bfloat16().double())
+        h = torch.tensor([-3.0, -0.25, 0.75, 9.0]).half()
+        assert torch.equal(h.clamp(-1, 1), torch.tensor([-1, -0.25, 0.75, 1]).half())
+        h.clamp_(-0.5, 0.5)
+        assert torch.equal(h, torch.tensor([-0.5, -0.25, 0.5, 0.5]).half())
+        flags = torch.backends.cuda.matmul
+        flags.allow_bf16_reduced_precision_reduction = False
+        assert flags.allow_bf16_reduced_precision_reduction is False
         torch.cuda.synchronize()
         s = torch.cpu.Stream()
         torch.cpu.set_stream(s)
