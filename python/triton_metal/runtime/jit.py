@@ -516,9 +516,8 @@ class JITFunction(KernelInterface):
 
     def _references(self):
         """(name, module file, file, function) or (name, module file, "",
-        builtin) for the names this
-        kernel and the jit functions it reaches read whose value the text
-        does not say: a jit function the reading file does not define
+        builtin) for the names this kernel and the jit functions it reaches
+        read whose value the text does not say: a jit function the reading file does not define
         under that name (one a library put into a generated module's
         globals, as FlagGems' pointwise_dynamic does), and Triton builtins
         and builtin modules (a libdevice module a library picks at run
