@@ -587,13 +587,10 @@ std::optional<PyValue> Compilation::Submodule(const ModuleScope* m,
       fs::path(m->path()).filename() != "__init__.py") {
     return std::nullopt;
   }
-  const fs::path dir = fs::path(m->path()).parent_path();
-  for (const fs::path& file :
-       {dir / (name + ".py"), dir / name / "__init__.py"}) {
-    std::error_code ec;
-    if (fs::is_regular_file(file, ec)) {
-      return PyValue::Module(LoadFile(file.string()));
-    }
+  // `from . import name` from the package's __init__.py: its folder's
+  // name.py or name/__init__.py.
+  if (std::optional<std::string> file = FindModuleFile(name, 1, m)) {
+    return PyValue::Module(LoadFile(*file));
   }
   return std::nullopt;
 }

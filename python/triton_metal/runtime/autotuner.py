@@ -102,7 +102,7 @@ class Autotuner(KernelInterface):
         self.cache = {}  # key: the config chosen last (Triton's attribute)
         self._chosen = launch_context.OncePerKey()  # (chip, key): config
         self.best_config = None
-        self.configs_timings = None  # Triton's: {config: time} of the last tuning
+        self.configs_timings = None  # Triton's: {config: _bench's times} of the last tuning
         self.bench_time = 0.0
         self.nargs = None
         self.cache_results = cache_results
@@ -313,13 +313,12 @@ class Autotuner(KernelInterface):
         if len(configs) == 1:
             config, timings = configs[0], {}
         else:
-            timings = {}
             start = time.time()
-            for c in configs:
-                # Simulated microseconds, the median of what _bench gives.
-                timings[str(c)] = self._bench(*args, config=c, grid=grid, **kwargs)[0] * 1e3
+            self.configs_timings = {c: self._bench(*args, config=c, grid=grid, **kwargs)
+                                    for c in configs}
             self.bench_time = time.time() - start
-            self.configs_timings = {c: timings[str(c)] for c in configs}
+            # Simulated microseconds (each median), by the config's text.
+            timings = {str(c): t[0] * 1e3 for c, t in self.configs_timings.items()}
             config = builtins.min(configs, key=lambda c: timings[str(c)])
             if timings[str(config)] == float("inf"):
                 raise OutOfResources(

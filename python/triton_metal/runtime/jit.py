@@ -473,12 +473,9 @@ class JITFunction(KernelInterface):
         every name it and the jit functions it reaches read, that jit
         function's source or that simple value. Libraries key their own
         caches of generated code on it."""
-        if self._global_names is None:
-            self._global_names = self._find_global_names()
         h = hashlib.sha256(self.src.encode())
         h.update(repr(self.version).encode())
-        for name, scope, _ in self._global_names:
-            v = scope.cell_contents if isinstance(scope, types.CellType) else scope.get(name, _MISSING)
+        for name, scope, v, _ in self._names_read():
             callee = _wrapped_jit_function(v)
             if isinstance(callee, JITFunction):
                 h.update(f"\0{name}\0{callee.src}".encode())
@@ -500,11 +497,8 @@ class JITFunction(KernelInterface):
         the names this kernel, and the jit functions it calls, read from
         their globals and closures: they may differ from what the file says
         (computed at run time, closure variables)."""
-        if self._global_names is None:
-            self._global_names = self._find_global_names()
         out = []
-        for name, scope, _ in self._global_names:
-            v = scope.cell_contents if isinstance(scope, types.CellType) else scope.get(name, _MISSING)
+        for name, _, v, _ in self._names_read():
             if v is _MISSING:
                 continue
             if v is None or isinstance(v, (bool, int, float, str, tlc.constexpr, tlc.dtype)):
@@ -524,17 +518,14 @@ class JITFunction(KernelInterface):
         time, and its functions). The front end, reading files, would not
         find them. The module file is that of the function reading the
         name ("" for the kernel's own)."""
-        if self._global_names is None:
-            self._global_names = self._find_global_names()
         out = []
         own = self.fn.__code__.co_filename
-        for name, scope, reader in self._global_names:
+        for name, scope, v, reader in self._names_read():
             if isinstance(scope, types.CellType):
                 continue  # closures: the front end reads them from the text
             module_file = "" if reader == own else os.path.abspath(reader)
             if module_file and not os.path.isfile(module_file):
                 continue
-            v = scope.get(name, _MISSING)
             if isinstance(v, tlc._KernelOnly):
                 out.append((name, module_file, "", v._dotted))
                 continue
@@ -554,6 +545,17 @@ class JITFunction(KernelInterface):
                 continue  # the reading file's own def (or its import)
             out.append((name, module_file, file, callee.__name__))
         return sorted(set(out))
+
+    def _names_read(self):
+        """(name, scope, its value now or _MISSING, the file of the
+        function reading it) for every name this kernel and the jit
+        functions it reaches read (the names found once, their values at
+        each call)."""
+        if self._global_names is None:
+            self._global_names = self._find_global_names()
+        for name, scope, reader in self._global_names:
+            v = scope.cell_contents if isinstance(scope, types.CellType) else scope.get(name, _MISSING)
+            yield name, scope, v, reader
 
     def _find_global_names(self):
         """(name, dict or closure cell, the file of the function reading
