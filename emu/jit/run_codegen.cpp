@@ -440,6 +440,19 @@ class RunEmitter {
           d.inst->op != Opcode::kStore) {
         if (!EmitInline(d)) return false;
       } else if (JitInlines(d)) {
+        // Every value held is live across each access's ways (dense,
+        // sparse, gather, the handler's, which writes them all back), so
+        // LLVM's time grew with accesses x values: 95 accesses with 60
+        // values held took 10 s to compile. Once the values held at each
+        // access since the last time sum to kWindow, they are written back
+        // and read again after, as around a handler call; runs that hold
+        // few values (tile loops) are left as they were.
+        window_ += static_cast<int>(cache_.size());
+        if (window_ > kWindow) {
+          Flush();
+          cache_.clear();
+          window_ = 0;
+        }
         EmitMemory(d, pc, pc - origin);
       } else {
         EmitCall(d, pc, pc - origin);
@@ -906,6 +919,7 @@ class RunEmitter {
   void EmitCall(const DecodedInstruction& d, uint32_t pc, uint32_t index) {
     Flush();
     cache_.clear();
+    window_ = 0;
     CallHandler(d, pc, index);
   }
 
@@ -1435,6 +1449,10 @@ class RunEmitter {
   llvm::Value* done_ = nullptr;
   llvm::BasicBlock* loop_header_ = nullptr;
   llvm::Value* flushed_ = nullptr;
+  // EmitBody: the values held at each memory access since the cache was
+  // last emptied, summed (a measure of LLVM's work), and its limit.
+  static constexpr int kWindow = 256;
+  int window_ = 0;
   uint32_t next_region_ = 0;  // the JitRegion of the next memory access
   std::map<std::tuple<llvm::Value*, llvm::Value*, uint8_t>, LanePattern>
       patterns_;

@@ -937,6 +937,69 @@ TEST(ExecutorDifferentialTest, PiecesLongerThanTheCheckIntervalRun) {
   }
 }
 
+// A run that holds many values across many accesses: 48 loads into 48
+// registers, then sums that read them back in reverse order, with a
+// store after every tenth. The JIT writes its values back and reads them
+// again every so often there (RunEmitter's window, which keeps LLVM's time
+// linear); the sums are a plain loop's, straight and a phase at a time.
+TEST(ExecutorDifferentialTest, ManyValuesHeldAcrossManyAccessesAddUp) {
+  constexpr int kLoads = 48;
+  constexpr uint32_t kThreads = 128;
+  for (const bool barrier : {false, true}) {
+    std::ostringstream s;
+    s << ".kernel k\n.buffer 0 u0 device uint in\n"
+      << ".buffer 1 u2 device uint out\n"
+      << "    mov.u32 r0, %thread_position_in_grid.x\n";
+    // Register 1 + k holds in[k * kThreads + thread] (+ k: a value the
+    // load alone does not give).
+    for (int k = 0; k < kLoads; ++k) {
+      s << "    add.u32 r90, r0, " << k * kThreads << "\n"
+        << "    ld.device.u32 r" << 1 + k << ", [u0 + r90*4]\n"
+        << "    add.u32 r" << 1 + k << ", r" << 1 + k << ", " << k << "\n";
+    }
+    if (barrier) s << "    threadgroup_barrier.mem_threadgroup\n";
+    s << "    mov.u32 r91, 0\n";
+    for (int k = kLoads - 1; k >= 0; --k) {
+      s << "    mul.u32 r92, r" << 1 + k << ", " << 2 * k + 1 << "\n"
+        << "    add.u32 r91, r91, r92\n";
+      if (k % 10 == 0) {
+        s << "    add.u32 r90, r0, " << (k / 10) * kThreads << "\n"
+          << "    st.device.u32 [u2 + r90*4], r91\n";
+      }
+    }
+    s << "    exit\n.end\n";
+    const std::string text = s.str();
+    Launch launch;
+    launch.buffers.assign(2, std::vector<uint8_t>(kLoads * kThreads * 4));
+    std::mt19937 rng(7);
+    std::vector<uint32_t> in(kLoads * kThreads);
+    for (uint32_t& v : in) v = rng();
+    std::memcpy(launch.buffers[0].data(), in.data(), in.size() * 4);
+    launch.grid = {kThreads, 1, 1};
+    launch.group = {64, 1, 1};
+    const auto make = [&](Device& device) {
+      return device.newLibraryWithISA(text, "held.s");
+    };
+    Compiled compiled;
+    ASSERT_TRUE(ExpectSame(barrier ? "with a barrier" : "straight", make, "k",
+                           launch, &compiled));
+    EXPECT_EQ(compiled.whole + compiled.phased, 1);
+    const Outcome jitted = RunOn(emu::Executor::kJit, make, "k", launch);
+    ASSERT_TRUE(jitted.ok) << jitted.fault;
+    for (uint32_t t = 0; t < kThreads; ++t) {
+      uint32_t sum = 0;
+      for (int k = kLoads - 1; k >= 0; --k) {
+        sum += (in[k * kThreads + t] + k) * (2 * k + 1);
+        if (k % 10 != 0) continue;
+        uint32_t v;
+        std::memcpy(
+            &v, jitted.buffers[1].data() + 4 * ((k / 10) * kThreads + t), 4);
+        ASSERT_EQ(v, sum) << "thread " << t << ", after register " << 1 + k;
+      }
+    }
+  }
+}
+
 TEST(ExecutorDifferentialTest, AutoCompilesOnceADispatchIsBigEnough) {
   auto device = Device::Create("m1").value();
   device->options().executor = emu::Executor::kAuto;
