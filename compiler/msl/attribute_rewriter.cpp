@@ -26,16 +26,22 @@ constexpr size_t npos = std::string_view::npos;
 // Function-pointer template parameters, `template <float (*F)(float)>`: in
 // C++ for OpenCL the pointee of a pointer written that way is in the generic
 // address space, so `&f` needs a conversion and is no constant expression
-// ("invalid explicitly-specified argument"). Such a parameter is rewritten
-// to `auto F`, which takes `f` and `&f` alike; so is one whose type is an
-// alias of a function pointer type (MLX's FFT: `RadixFunc<T> radix_func`,
-// with `template <typename T> using RadixFunc = void (*)(...)`), named in
-// `aliases`. Returns the parameters found in the template header at `i`
-// ("template" followed by "<") as (start, end, name), offsets into `s`;
-// empty for anything else.
+// ("invalid explicitly-specified argument"). Such a parameter becomes a
+// reference to a function, `float (&F)(float)`, which takes a function and
+// deduces a function template's arguments from its type as the pointer
+// does (llama.cpp: `kernel_mul_mv_ext_q4_f32_disp<2, block_q8_0, 32,
+// dequantize_q8_0_t4>` with `template <typename type4> void
+// dequantize_q8_0_t4(..., thread type4 &)`); one whose type is an alias
+// of a function pointer type (MLX's FFT: `RadixFunc<T> radix_func`, with
+// `template <typename T> using RadixFunc = void (*)(...)`), named in
+// `aliases`, becomes `auto F`. Returns the parameters found in the
+// template header at `i` ("template" followed by "<") as (start, end,
+// name, and the `*`'s offset where written), offsets into `s`; empty for
+// anything else.
 struct FunctionPointerParameter {
   size_t start, end;
   std::string name;
+  size_t star = std::string_view::npos;
 };
 
 // The names of function pointer type aliases: `using NAME = R (*)(...);`
@@ -107,6 +113,7 @@ std::vector<FunctionPointerParameter> FunctionPointerParameters(
     if (open != std::string_view::npos) {
       size_t q = skip_space(param_start + open + 1);
       if (q < k && s[q] == '*') {
+        const size_t star = q;
         q = skip_space(q + 1);
         const size_t name_start = q;
         while (q < k && IsIdentifierChar(s[q])) ++q;
@@ -119,7 +126,8 @@ std::vector<FunctionPointerParameter> FunctionPointerParameters(
             if (r < k) {
               out.push_back(
                   {skip_space(param_start), r + 1,
-                   std::string(s.substr(name_start, name_end - name_start))});
+                   std::string(s.substr(name_start, name_end - name_start)),
+                   star});
             }
           }
         }
@@ -892,6 +900,54 @@ std::optional<std::pair<size_t, size_t>> MixedOperand(std::string_view s,
   return std::make_pair(start, std::max(start, SkipSpaceBack(s, op)));
 }
 
+// What to insert where so that the cast at `at` (RetrySites::vector_casts)
+// converts through `wrapper` (__mtl_vector_cast): `(T)x` ->
+// `(T)(__mtl_vector_cast<T>)x` (the inner cast takes the same operand, by
+// precedence), `T(x)` -> `T(__mtl_vector_cast<T>(x))`, and the same inside
+// static_cast's parentheses; or that the constructor `T(a, b)` at `at`
+// (vector_constructors) builds through __mtl_vector_make. Nothing for
+// anything else.
+std::vector<std::pair<size_t, std::string>> CastInsertions(
+    std::string_view s, size_t at, std::string_view wrapper) {
+  const size_t k = SkipSpace(s, at);
+  if (k >= s.size()) return {};
+  if (s[k] == '(' && wrapper == "__mtl_vector_cast") {
+    const size_t close = MatchingClose(s, k);
+    if (close == npos) return {};
+    const std::string_view type = Trim(s.substr(k + 1, close - k - 1));
+    if (type.empty()) return {};
+    return {{close + 1,
+             "(" + std::string(wrapper) + "<" + std::string(type) + ">)"}};
+  }
+  // A type's name, maybe qualified and with template arguments, then `(`.
+  size_t end = k;
+  for (size_t part = k;;) {
+    end = IdentifierEnd(s, part);
+    if (end == part) return {};
+    size_t next = SkipSpace(s, end);
+    if (next < s.size() && s[next] == '<') {
+      const size_t gt = MatchingAngle(s, next);
+      if (gt == npos) return {};
+      end = gt + 1;
+      next = SkipSpace(s, end);
+    }
+    if (s.compare(next, 2, "::") != 0) break;
+    part = SkipSpace(s, next + 2);
+  }
+  const size_t open = SkipSpace(s, end);
+  if (open >= s.size() || s[open] != '(') return {};
+  const size_t close = MatchingClose(s, open);
+  if (close == npos) return {};
+  std::string_view type = Trim(s.substr(k, end - k));
+  if (WordAt(s, k, "static_cast")) {
+    const size_t lt = SkipSpace(s, k + 11);
+    if (lt >= end || s[lt] != '<') return {};
+    type = Trim(s.substr(lt + 1, end - 1 - (lt + 1)));
+  }
+  return {{open + 1, std::string(wrapper) + "<" + std::string(type) + ">("},
+          {close, ")"}};
+}
+
 // The concatenation of the string literals that make up `text` (`"a" "b"`,
 // as the preprocessor leaves `"v_" #op`), or nullopt for anything else.
 std::optional<std::string> StringLiterals(std::string_view text) {
@@ -976,9 +1032,44 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
   // operand of the operators named.
   std::map<size_t, std::string> insertions;
   for (size_t op : retry.mixed_operators) {
+    if (s[op] == '?') {
+      // `c ? v : 0.0f` with v a half4: each way in __mtl_mixed_arm(...).
+      if (const auto operands = ConditionalOperands(s, op)) {
+        for (const auto& [start, end] : *operands) {
+          if (start >= end) continue;
+          insertions[start] += "__mtl_mixed_arm(";
+          insertions[end] = ")" + insertions[end];
+        }
+      }
+      continue;
+    }
     if (const auto operand = MixedOperand(s, op)) {
       insertions[operand->first] += "__mtl_mixed(";
       insertions[operand->second] = ")" + insertions[operand->second];
+    }
+  }
+  for (size_t open : retry.short_lists) {
+    // Only where an expression may stand (not `float4 v{0.f}`).
+    const size_t before = SkipSpaceBack(s, open);
+    const char c = before > 0 ? s[before - 1] : ';';
+    const bool returned = before >= 6 && WordAt(s, before - 6, "return");
+    if (open >= s.size() || s[open] != '{' ||
+        !(c == '=' || c == '(' || c == ',' || c == '{' || returned)) {
+      continue;
+    }
+    insertions[open] += "__mtl_short_list";
+  }
+  for (const auto& [sites, wrapper] :
+       {std::pair(&retry.vector_casts, "__mtl_vector_cast"),
+        std::pair(&retry.vector_constructors, "__mtl_vector_make")}) {
+    for (size_t cast : *sites) {
+      for (const auto& [offset, text] : CastInsertions(s, cast, wrapper)) {
+        if (text == ")") {
+          insertions[offset] = text + insertions[offset];
+        } else {
+          insertions[offset] += text;
+        }
+      }
     }
   }
   for (size_t q : retry.conditionals) {
@@ -1058,7 +1149,13 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
       for (const FunctionPointerParameter& p : params) {
         copy_to(p.start);
         out.anchors.emplace_back(out.text.size(), p.start);
-        out.text += "auto " + p.name;
+        if (p.star == npos) {
+          out.text += "auto " + p.name;
+        } else {
+          std::string reference(s.substr(p.start, p.end - p.start));
+          reference[p.star - p.start] = '&';
+          out.text += Rewrite(reference, {}, pointer_aliases).text;
+        }
         copied = p.end;
       }
       if (!params.empty()) {
@@ -1263,6 +1360,9 @@ bool RetrySites::Add(const RetrySites& more) {
   };
   merge(conditionals, more.conditionals);
   merge(mixed_operators, more.mixed_operators);
+  merge(vector_casts, more.vector_casts);
+  merge(short_lists, more.short_lists);
+  merge(vector_constructors, more.vector_constructors);
   return added;
 }
 

@@ -50,7 +50,23 @@ struct RetrySites {
   // (`0.5 * v` with `v` a half2): the left operand, or the right one of a
   // compound assignment, is wrapped in __mtl_mixed(...) (the shims'
   // operators that convert the scalar to the element type, as Metal does).
+  // The same of a conditional (`c ? v : 0.0f`): both ways are wrapped in
+  // __mtl_mixed_arm(...), which turns the scalar one into the vector.
   std::vector<size_t> mixed_operators;
+  // Casts between vector types of different element types (`(float4)h`,
+  // `float4(h)`, `T(h)` with T a half2, `static_cast<float4>(h)`), which
+  // clang takes for bit casts of a different size: the operand becomes
+  // __mtl_vector_cast<T>(...), the shims' conversion by value, as Metal's.
+  std::vector<size_t> vector_casts;
+  // Braced lists of fewer elements than their vector (`float4 a = {0.f},
+  // b = {0.f};`, `T4 v = {x}` with T4 a float4), whose other elements
+  // Metal sets to zero: `{...}` becomes __mtl_short_list{...}, which
+  // converts to any vector so.
+  std::vector<size_t> short_lists;
+  // Vector constructors through a template's type (`type4(a, b, c, d)`
+  // with type4 a float4), which clang takes for a scalar's: the arguments
+  // become __mtl_vector_make<T>(...), the shims' MSL constructor.
+  std::vector<size_t> vector_constructors;
 
   // Adds `more`'s sites; returns whether any was new.
   bool Add(const RetrySites& more);
@@ -60,8 +76,8 @@ struct RetrySites {
 // literals whose attributes are all Metal's (not standard C++ attributes
 // such as [[maybe_unused]] or namespaced ones), and function-pointer
 // template parameters (`template <float (*F)(float)>` becomes `template
-// <auto F>`, as C++ for OpenCL cannot take a function's address as a
-// template argument of that type), and `constant` and `threadgroup` as
+// <float (&F)(float)>`, as C++ for OpenCL cannot take a function's address
+// as a template argument of that type), and `constant` and `threadgroup` as
 // qualifiers of member functions and constructors (`complex_t(U x) constant
 // : ...`; see MethodQualifierReplacement), and `constant char*` (string
 // literals are __constant in C++ for OpenCL), and the other spellings

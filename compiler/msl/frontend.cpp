@@ -423,6 +423,21 @@ FrontendResult CompileMsl(std::string_view source, std::string_view file,
 
 namespace {
 
+// A cast's diagnostic (err_bad_cxx_cast_generic: %1 from, %2 to) between
+// two vector types.
+bool BetweenVectors(const clang::Diagnostic& info) {
+  if (info.getNumArgs() < 3) return false;
+  for (unsigned i : {1u, 2u}) {
+    if (info.getArgKind(i) != clang::DiagnosticsEngine::ak_qualtype) {
+      return false;
+    }
+    const clang::QualType type = clang::QualType::getFromOpaquePtr(
+        reinterpret_cast<void*>(info.getRawArg(i)));
+    if (!type->isVectorType()) return false;
+  }
+  return true;
+}
+
 // One compilation of the preprocessed text, with the `retry` sites
 // rewritten; `found` gets the sites of this attempt's errors that a
 // rewrite fixes.
@@ -498,6 +513,15 @@ FrontendResult CompileOnce(const PreprocessedSource& preprocessed,
     } else if (id ==
                diag::err_opencl_scalar_type_rank_greater_than_vector_type) {
       sites = &found.mixed_operators;
+    } else if (id == diag::err_bad_cxx_cast_vector_to_vector_different_size ||
+               (id == diag::err_bad_cxx_cast_generic && BetweenVectors(info))) {
+      sites = &found.vector_casts;
+    } else if (id == diag::err_vector_incorrect_num_initializers &&
+               info.getNumArgs() > 0 && info.getRawArg(0) == 1) {  // too few
+      sites = &found.short_lists;
+    } else if (id == diag::err_excess_initializers && info.getNumArgs() > 0 &&
+               info.getRawArg(0) == 2) {  // scalar
+      sites = &found.vector_constructors;
     } else {
       return;
     }

@@ -171,7 +171,9 @@ class Printer {
 
 // Pragmas that the preprocessor does not handle itself (`#pragma unroll`,
 // `#pragma clang loop ...`, `#pragma METAL ...`, `_Pragma` from macros):
-// written out for the compilation proper.
+// written out for the compilation proper, with their macros expanded, as
+// clang's loop hints read them (`#pragma unroll (MIN(DK8/2, 4*NSG))` in
+// llama.cpp: the compilation proper has no macros).
 class PragmaWriter : public clang::PragmaHandler {
  public:
   PragmaWriter(std::string prefix, Printer& printer)
@@ -183,7 +185,7 @@ class PragmaWriter : public clang::PragmaHandler {
     while (tok.isNot(clang::tok::eod)) {
       text += ' ';
       text += pp.getSpelling(tok);
-      pp.LexUnexpandedToken(tok);
+      pp.Lex(tok);
     }
     printer_.Pragma(introducer.Loc, text);
   }

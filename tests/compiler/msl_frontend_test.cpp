@@ -108,7 +108,7 @@ TEST(AttributeRewriter, KeepsStandardAttributesCommentsAndStrings) {
   EXPECT_EQ(std::count(r.text.begin(), r.text.end(), '\n'), 3);
 }
 
-TEST(AttributeRewriter, FunctionPointerTemplateParametersBecomeAuto) {
+TEST(AttributeRewriter, FunctionPointerTemplateParametersBecomeReferences) {
   const std::string source =
       "template <typename T, float (*F)(float), int N = 3,\n"
       "          T (* G )(T, int) >\n"
@@ -116,8 +116,8 @@ TEST(AttributeRewriter, FunctionPointerTemplateParametersBecomeAuto) {
       "template <int (*)(int)> struct Unnamed {};\n"
       "void g(float (*p)(float));\n";
   const RewrittenSource r = RewriteMetalAttributes(source);
-  EXPECT_NE(r.text.find("template <typename T, auto F, int N = 3,\n"
-                        "          auto G >"),
+  EXPECT_NE(r.text.find("template <typename T, float (&F)(float), int N = 3,\n"
+                        "          T (& G )(T, int) >"),
             std::string::npos)
       << r.text;
   // Unnamed parameters and ordinary function pointers stay as written.

@@ -7,12 +7,14 @@
 // tested by mlx_test.cpp when a snapshot is given.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <vector>
 
 #include "compiler/msl_compiler.h"
+#include "isa/numeric.h"
 #include "tests/support/kernel_harness.h"
 
 namespace mtlemu {
@@ -380,6 +382,192 @@ template [[host_name("k_rev")]] [[kernel]] decltype(k<true>) k<true>;
   for (uint32_t i = 0; i < 32; ++i) {
     EXPECT_EQ(out[i], (31 - i) + 5 + 7 + 0 + 1) << i;
   }
+}
+
+// llama.cpp's dispatch kernels: a kernel template whose last parameter is
+// a function pointer, given a function template (`dequantize_q8_0_t4`,
+// whose `type4` is deduced from the pointer's type) or a plain function,
+// named by `typedef decltype(k<...>) k_t;` and instantiated as `template
+// [[host_name("...")]] kernel k_t k<...>;`; the pointer is handed on to
+// another template.
+TEST(MetalConstructs, FunctionTemplatesAsFunctionPointerTemplateArguments) {
+  constexpr char kSource[] = R"(
+#include <metal_stdlib>
+using namespace metal;
+struct block { float d; char qs[4]; };
+template <typename type4>
+void dequantize(device const block * xb, short il, thread type4 & reg) {
+  reg = type4(xb->qs[0], xb->qs[1], xb->qs[2], xb->qs[3]) * xb->d + il;
+}
+void dequantize_f32(device const float4 * x, short il, thread float4 & reg) {
+  reg = x[0] * 2.0f + il;
+}
+template <typename q_t, void (*deq)(device const q_t *, short, thread float4 &)>
+float4 apply(device const char * src, short il) {
+  float4 v;
+  deq((device const q_t *) src, il, v);
+  return v;
+}
+template <short r, typename q_t, void (*deq_t4)(device const q_t *, short, thread float4 &)>
+kernel void kernel_disp(device const char * src, device float4 * dst,
+                        uint tid [[thread_position_in_grid]]) {
+  dst[tid] = apply<q_t, deq_t4>(src + tid * sizeof(q_t), short(tid)) * r;
+}
+typedef decltype(kernel_disp<2, block, dequantize>) disp_t;
+template [[host_name("disp_q")]] kernel disp_t kernel_disp<2, block, dequantize>;
+template [[host_name("disp_f32")]] kernel disp_t kernel_disp<3, float4, dequantize_f32>;
+)";
+  constexpr uint32_t n = 8;
+  {
+    KernelHarness h = Compile(kSource, "disp_q");
+    std::vector<uint8_t> blocks(n * 8);
+    for (uint32_t t = 0; t < n; ++t) {
+      const float d = 0.5f * static_cast<float>(t + 1);
+      std::memcpy(&blocks[t * 8], &d, 4);
+      for (int j = 0; j < 4; ++j) {
+        blocks[t * 8 + 4 + j] =
+            static_cast<uint8_t>(static_cast<int8_t>(j - 2));
+      }
+    }
+    h.SetBuffer(0, blocks);
+    h.SetBuffer(1, std::vector<float>(4 * n, 0));
+    ASSERT_TRUE(Runs(h, {n}, {n}));
+    const std::vector<float> out = h.Read<float>(1);
+    for (uint32_t t = 0; t < n; ++t) {
+      for (int j = 0; j < 4; ++j) {
+        const float d = 0.5f * static_cast<float>(t + 1);
+        EXPECT_EQ(out[4 * t + j], ((j - 2) * d + t) * 2) << t << " " << j;
+      }
+    }
+  }
+  {
+    KernelHarness h = Compile(kSource, "disp_f32");
+    std::vector<float> in(4 * n);
+    std::iota(in.begin(), in.end(), 1.0f);
+    h.SetBuffer(0, in);
+    h.SetBuffer(1, std::vector<float>(4 * n, 0));
+    ASSERT_TRUE(Runs(h, {n}, {n}));
+    const std::vector<float> out = h.Read<float>(1);
+    for (uint32_t i = 0; i < 4 * n; ++i) {
+      EXPECT_EQ(out[i], (in[i] * 2 + i / 4) * 3) << i;
+    }
+  }
+}
+
+// Conversions between vector types written as casts, which Metal converts
+// element by element: `(half4) m[1]` of a float4x4's column, `(T4) x` and
+// `T2(x)` in a template, `static_cast<float4>(h)`, `(half4)(expr)`; and a
+// conditional between a vector and a scalar (`p ? s*p[i] : 0.0f`, whose
+// scalar way becomes the vector), with the pointer null in some threads.
+TEST(MetalConstructs, VectorConversionsByCastAndMixedConditionals) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+template <typename T4, typename T2>
+kernel void k(device const half4 * a, device const float4 * b,
+              device float4 * out, device half4 * out_h,
+              constant float & slope, uint i [[thread_position_in_grid]]) {
+  float4x4 m = float4x4(b[i], b[i] * 2.0f, b[i], b[i]);
+  half4 h = (half4) m[1];
+  T4 x = (T4) a[i] + T4(a[i]) * 0.5f;
+  T2 y = T2(a[i].zw);
+  device const half4 * p = i % 2 ? a : nullptr;
+  out[i] = x + float4(y, y) + static_cast<float4>(h) +
+           (float4)((p ? slope*p[i] : 0.0f));
+  out_h[i] = (half4)(b[i] * 0.25f) + h;
+}
+template [[host_name("k")]] kernel void k<float4, float2>(
+    device const half4 *, device const float4 *, device float4 *,
+    device half4 *, constant float &, uint);
+)",
+                            "k");
+  constexpr uint32_t n = 8;
+  // Halves of small integers and quarters: every value exact in half.
+  std::vector<uint16_t> a(4 * n);
+  std::vector<float> af(4 * n), b(4 * n);
+  for (uint32_t j = 0; j < 4 * n; ++j) {
+    af[j] = 0.5f * static_cast<float>(j % 11);
+    a[j] = isa::FloatToHalfBits(af[j]);
+    b[j] = static_cast<float>(j % 7);
+  }
+  h.SetBuffer(0, a);
+  h.SetBuffer(1, b);
+  h.SetBuffer(2, std::vector<float>(4 * n, 0));
+  h.SetBuffer(3, std::vector<uint16_t>(4 * n, 0));
+  h.SetBytes(4, 3.0f);
+  ASSERT_TRUE(Runs(h, {n}, {n}));
+  const std::vector<float> out = h.Read<float>(2);
+  const std::vector<uint16_t> out_h = h.Read<uint16_t>(3);
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t c = 0; c < 4; ++c) {
+      const uint32_t j = 4 * i + c;
+      const float y = af[4 * i + 2 + c % 2];
+      const float masked = i % 2 ? 3.0f * af[j] : 0.0f;
+      EXPECT_EQ(out[j], af[j] * 1.5f + y + 2 * b[j] + masked) << j;
+      EXPECT_EQ(isa::HalfBitsToFloat(out_h[j]), b[j] * 0.25f + 2 * b[j]) << j;
+    }
+  }
+}
+
+// Braced lists shorter than their vector in every declarator of a
+// declaration (`float4 a = {0.f}, b = {1.f};`), in an array's elements and
+// with a template's vector type: the elements left out are zero.
+TEST(MetalConstructs, ShortBracedListsInEveryDeclarator) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+template <typename T4>
+T4 pair_sum(float x) { T4 a = {x}, b = {x, 2.f}; return a + b; }
+kernel void k(device float4 * out, device half4 * out_h,
+              uint i [[thread_position_in_grid]]) {
+  float4 acc1 = {0.f}, acc2 = {1.f};
+  float4 rows[2] = {{3.f}, {4.f, 5.f}};
+  out[i] = acc1 + acc2 + rows[0] + rows[1] + pair_sum<float4>(i);
+  out_h[i] = pair_sum<half4>(1.5f);
+}
+)",
+                            "k");
+  constexpr uint32_t n = 4;
+  h.SetBuffer(0, std::vector<float>(4 * n, -1));
+  h.SetBuffer(1, std::vector<uint16_t>(4 * n, 0));
+  ASSERT_TRUE(Runs(h, {n}, {n}));
+  const std::vector<float> out = h.Read<float>(0);
+  const std::vector<uint16_t> out_h = h.Read<uint16_t>(1);
+  for (uint32_t i = 0; i < n; ++i) {
+    const float expected[4] = {1 + 3 + 4 + 2.0f * i, 5 + 2, 0, 0};
+    const float expected_h[4] = {3, 2, 0, 0};
+    for (int c = 0; c < 4; ++c) {
+      EXPECT_EQ(out[4 * i + c], expected[c]) << i << " " << c;
+      EXPECT_EQ(isa::HalfBitsToFloat(out_h[4 * i + c]), expected_h[c]);
+    }
+  }
+}
+
+// What llama.cpp takes from Metal's headers and its own macros: MAXHALF,
+// `#pragma unroll (MIN(...))` with the file's own MIN (the pragma's
+// argument is expanded), make_filled_simdgroup_matrix<T, 8> without Rows.
+TEST(MetalConstructs, LimitMacrosPragmaArgumentsAndFilledSimdgroupMatrices) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+#define MIN(x, y) ((x) < (y) ? (x) : (y))
+#define N 8
+kernel void k(device float * out, uint i [[thread_index_in_simdgroup]]) {
+  threadgroup float tile[64];
+  simdgroup_float8x8 m = make_filled_simdgroup_matrix<float, 8>(2.5f);
+  simdgroup_store(m, tile, 8);
+  simdgroup_barrier(mem_flags::mem_threadgroup);
+  float s = 0;
+  #pragma unroll (MIN(N/2, 4*N))
+  for (short j = 0; j < N; ++j) s += tile[(i + j) % 64];
+  out[i] = s + (float) MAXHALF;
+}
+)",
+                            "k");
+  h.SetBuffer(0, std::vector<float>(32, 0));
+  ASSERT_TRUE(Runs(h, {32}, {32}));
+  const std::vector<float> out = h.Read<float>(0);
+  for (uint32_t i = 0; i < 32; ++i) EXPECT_EQ(out[i], 8 * 2.5f + 65504.0f);
 }
 
 // Metal 4's tensor operations (MLX's _nax kernels) are not modelled: one
