@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <climits>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -911,7 +912,7 @@ std::vector<std::pair<size_t, std::string>> CastInsertions(
     std::string_view s, size_t at, std::string_view wrapper) {
   const size_t k = SkipSpace(s, at);
   if (k >= s.size()) return {};
-  if (s[k] == '(' && wrapper == "__mtl_vector_cast") {
+  if (s[k] == '(' && wrapper != "__mtl_vector_make") {
     const size_t close = MatchingClose(s, k);
     if (close == npos) return {};
     const std::string_view type = Trim(s.substr(k + 1, close - k - 1));
@@ -1061,6 +1062,7 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
   }
   for (const auto& [sites, wrapper] :
        {std::pair(&retry.vector_casts, "__mtl_vector_cast"),
+        std::pair(&retry.mask_casts, "__mtl_mask_cast"),
         std::pair(&retry.vector_constructors, "__mtl_vector_make")}) {
     for (size_t cast : *sites) {
       for (const auto& [offset, text] : CastInsertions(s, cast, wrapper)) {
@@ -1309,10 +1311,11 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
       while (name_start > 0 && IsIdentifierChar(s[name_start - 1])) {
         --name_start;
       }
-      const std::string index_text = attributes[0].arguments;
-      char* end = nullptr;
-      const long index = std::strtol(index_text.c_str(), &end, 0);
-      if (name_start < name_end && end != index_text.c_str()) {
+      // The index after preprocessing: `FC_UNARY + 1` is `1200 + 1`.
+      const std::optional<long long> value =
+          IntegerConstant(attributes[0].arguments);
+      const long long index = value.value_or(-1);
+      if (name_start < name_end && index >= 0 && index <= INT32_MAX) {
         out.function_constants.push_back(
             {std::string(s.substr(name_start, name_end - name_start)),
              static_cast<int>(index)});
@@ -1361,6 +1364,7 @@ bool RetrySites::Add(const RetrySites& more) {
   merge(conditionals, more.conditionals);
   merge(mixed_operators, more.mixed_operators);
   merge(vector_casts, more.vector_casts);
+  merge(mask_casts, more.mask_casts);
   merge(short_lists, more.short_lists);
   merge(vector_constructors, more.vector_constructors);
   return added;

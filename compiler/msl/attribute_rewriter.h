@@ -58,6 +58,9 @@ struct RetrySites {
   // clang takes for bit casts of a different size: the operand becomes
   // __mtl_vector_cast<T>(...), the shims' conversion by value, as Metal's.
   std::vector<size_t> vector_casts;
+  // The same of a vector comparison (`T(x > 0)`, `(float4)(a == b)`), whose
+  // true is all ones in clang and 1 in Metal: __mtl_mask_cast<T>.
+  std::vector<size_t> mask_casts;
   // Braced lists of fewer elements than their vector (`float4 a = {0.f},
   // b = {0.f};`, `T4 v = {x}` with T4 a float4), whose other elements
   // Metal sets to zero: `{...}` becomes __mtl_short_list{...}, which

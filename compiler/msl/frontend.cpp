@@ -148,6 +148,14 @@ bool IsBuiltinInput(std::string_view name) {
   return false;
 }
 
+// KernelCollector's errors for casts that the retry rewrites.
+constexpr char kVectorCastMessage[] =
+    "a cast between vector types converts each element in Metal, not their "
+    "bits (mtlemu could not rewrite it so)";
+constexpr char kMaskCastMessage[] =
+    "a cast of a vector comparison makes each true 1 in Metal (mtlemu could "
+    "not rewrite it so)";
+
 class KernelCollector : public clang::SemaConsumer,
                         public clang::RecursiveASTVisitor<KernelCollector> {
  public:
@@ -199,6 +207,41 @@ class KernelCollector : public clang::SemaConsumer,
     DropMetalAnnotations(*f);
     return true;
   }
+  // `(float4)i` with i an int4, `T(x > 0)` with T a float4: clang makes a
+  // cast between vectors of one size a bit cast; Metal converts each
+  // element (a comparison's true, all ones in clang, is 1). Each such cast
+  // in the user's file is an error the retry rewrites (RetrySites::
+  // vector_casts, mask_casts): the message is for the observer, and the
+  // user sees it only where the rewrite did not take.
+  bool VisitExplicitCastExpr(clang::ExplicitCastExpr* e) {
+    if (e->getCastKind() != clang::CK_BitCast) return true;
+    const auto* to = e->getType()->getAs<clang::VectorType>();
+    const auto* from = e->getSubExpr()->getType()->getAs<clang::VectorType>();
+    if (to == nullptr || from == nullptr) return true;
+    const clang::QualType te = to->getElementType();
+    const clang::QualType fe = from->getElementType();
+    const clang::SourceManager& sm = ctx_->getSourceManager();
+    if (ctx_->hasSameUnqualifiedType(te, fe) ||
+        !sm.isInMainFile(sm.getExpansionLoc(e->getBeginLoc()))) {
+      return true;
+    }
+    const clang::Expr* operand = e->getSubExpr()->IgnoreParenImpCasts();
+    bool mask = false;
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(operand)) {
+      mask = b->isComparisonOp() || b->isLogicalOp();
+    } else if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(operand)) {
+      mask = u->getOpcode() == clang::UO_LNot;
+    }
+    // Between integers of one width the bits are the value: nothing to do.
+    if (!mask && te->isIntegerType() && fe->isIntegerType() &&
+        ctx_->getTypeSize(te) == ctx_->getTypeSize(fe)) {
+      return true;
+    }
+    Error(sm.getExpansionLoc(e->getBeginLoc()),
+          mask ? kMaskCastMessage : kVectorCastMessage);
+    return true;
+  }
+
   // The rewriter's annotate("metal.NAME", ...) attributes; the user's own
   // clang::annotate stay.
   static void DropMetalAnnotations(clang::Decl& d) {
@@ -519,6 +562,12 @@ FrontendResult CompileOnce(const PreprocessedSource& preprocessed,
     } else if (id == diag::err_vector_incorrect_num_initializers &&
                info.getNumArgs() > 0 && info.getRawArg(0) == 1) {  // too few
       sites = &found.short_lists;
+    } else if (info.getNumArgs() == 1 &&
+               info.getArgKind(0) == clang::DiagnosticsEngine::ak_std_string &&
+               (info.getArgStdStr(0) == kVectorCastMessage ||
+                info.getArgStdStr(0) == kMaskCastMessage)) {
+      sites = info.getArgStdStr(0) == kMaskCastMessage ? &found.mask_casts
+                                                       : &found.vector_casts;
     } else if (id == diag::err_excess_initializers && info.getNumArgs() > 0 &&
                info.getRawArg(0) == 2) {  // scalar
       sites = &found.vector_constructors;

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <string>
+#include <utility>
 
 namespace mtlemu::msl {
 
@@ -82,6 +87,119 @@ size_t MatchingAngle(std::string_view s, size_t open) {
   });
   return at != std::string_view::npos && s[at] == '>' ? at
                                                       : std::string_view::npos;
+}
+
+namespace {
+
+// Precedence climbing over `text` from `k`.
+class ConstantParser {
+ public:
+  explicit ConstantParser(std::string_view text) : s_(text) {}
+
+  std::optional<long long> Whole() {
+    std::optional<long long> v = Binary(0);
+    if (!v || SkipSpace(s_, k_) != s_.size()) return std::nullopt;
+    return v;
+  }
+
+ private:
+  // The binary operator at k_ (after spaces) and its precedence, higher
+  // binding tighter; 0 for none.
+  std::pair<std::string_view, int> Operator() {
+    const size_t k = SkipSpace(s_, k_);
+    static constexpr std::pair<std::string_view, int> kOperators[] = {
+        {"<<", 5}, {">>", 5}, {"|", 1}, {"^", 2}, {"&", 3},
+        {"+", 6},  {"-", 6},  {"*", 7}, {"/", 7}, {"%", 7}};
+    for (const auto& [op, precedence] : kOperators) {
+      if (s_.compare(k, op.size(), op) == 0) {
+        // `&&`, `||` and `<=`-like spellings are not these.
+        if (k + op.size() < s_.size() &&
+            (s_[k + op.size()] == op[0] || s_[k + op.size()] == '=')) {
+          return {op, 0};
+        }
+        return {op, precedence};
+      }
+    }
+    return {{}, 0};
+  }
+
+  std::optional<long long> Binary(int min_precedence) {
+    std::optional<long long> left = Unary();
+    while (left) {
+      const auto [op, precedence] = Operator();
+      if (precedence == 0 || precedence <= min_precedence) break;
+      k_ = SkipSpace(s_, k_) + op.size();
+      const std::optional<long long> right = Binary(precedence);
+      if (!right) return std::nullopt;
+      left = Apply(op, *left, *right);
+    }
+    return left;
+  }
+
+  static std::optional<long long> Apply(std::string_view op, long long a,
+                                        long long b) {
+    long long r = 0;
+    if (op == "+" && !__builtin_add_overflow(a, b, &r)) return r;
+    if (op == "-" && !__builtin_sub_overflow(a, b, &r)) return r;
+    if (op == "*" && !__builtin_mul_overflow(a, b, &r)) return r;
+    if ((op == "/" || op == "%") && b != 0 && !(a == LLONG_MIN && b == -1)) {
+      return op == "/" ? a / b : a % b;
+    }
+    if (op == ">>" && b >= 0 && b < 63 && a >= 0) return a >> b;
+    if (op == "<<" && b >= 0 && b < 63 && a >= 0 && a <= (LLONG_MAX >> b)) {
+      return a << b;
+    }
+    if (op == "&") return a & b;
+    if (op == "|") return a | b;
+    if (op == "^") return a ^ b;
+    return std::nullopt;
+  }
+
+  std::optional<long long> Unary() {
+    k_ = SkipSpace(s_, k_);
+    if (k_ >= s_.size()) return std::nullopt;
+    const char c = s_[k_];
+    if (c == '-' || c == '+' || c == '~') {
+      ++k_;
+      const std::optional<long long> v = Unary();
+      if (!v) return std::nullopt;
+      if (c == '-') {
+        return *v == LLONG_MIN ? std::optional<long long>() : -*v;
+      }
+      return c == '~' ? ~*v : *v;
+    }
+    if (c == '(') {
+      ++k_;
+      const std::optional<long long> v = Binary(0);
+      k_ = SkipSpace(s_, k_);
+      if (!v || k_ >= s_.size() || s_[k_] != ')') return std::nullopt;
+      ++k_;
+      return v;
+    }
+    if (c < '0' || c > '9') return std::nullopt;
+    const std::string digits(s_.substr(k_, IdentifierEnd(s_, k_) - k_));
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(digits.c_str(), &end, 0);
+    // Integer suffixes (u, l, ul, ll, ...) after the digits.
+    for (const char* p = end; *p != 0; ++p) {
+      if (std::string_view("uUlL").find(*p) == std::string_view::npos) {
+        return std::nullopt;
+      }
+    }
+    if (errno != 0 || end == digits.c_str()) return std::nullopt;
+    k_ += digits.size();
+    return v;
+  }
+
+  std::string_view s_;
+  size_t k_ = 0;
+};
+
+}  // namespace
+
+std::optional<long long> IntegerConstant(std::string_view text) {
+  return ConstantParser(text).Whole();
 }
 
 }  // namespace mtlemu::msl

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string_view>
 
 namespace mtlemu::msl {
@@ -48,5 +49,12 @@ size_t MatchingClose(std::string_view s, size_t open);
 // The offset of the `>` that closes the `<` at `open` (parentheses and
 // other brackets nest inside; a `>` within them does not count), or npos.
 size_t MatchingAngle(std::string_view s, size_t open);
+
+// The value of an integer constant expression of literals, parentheses and
+// the operators + - * / % << >> & | ^ ~ (unary too): what a macro-built
+// index such as `[[function_constant(FC_UNARY + 1)]]` is after
+// preprocessing (`1200 + 1`). nullopt for anything else (names, overflow,
+// division by zero).
+std::optional<long long> IntegerConstant(std::string_view text);
 
 }  // namespace mtlemu::msl

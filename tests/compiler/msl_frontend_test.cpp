@@ -8,6 +8,7 @@
 #include "compiler/msl/attribute_rewriter.h"
 #include "compiler/msl/frontend.h"
 #include "compiler/msl/precompiled_shims.h"
+#include "compiler/msl/source_scan.h"
 #include "tests/support/test_kernels.h"
 
 namespace mtlemu::msl {
@@ -106,6 +107,35 @@ TEST(AttributeRewriter, KeepsStandardAttributesCommentsAndStrings) {
       << r.text;
   // Every original line is still there, in order.
   EXPECT_EQ(std::count(r.text.begin(), r.text.end(), '\n'), 3);
+}
+
+// Function constant indices are what the preprocessor leaves of a macro
+// (llama.cpp: `[[function_constant(FC_UNARY + 1)]]` is `1200 + 1`).
+TEST(SourceScan, IntegerConstantsOfLiteralsAndOperators) {
+  EXPECT_EQ(IntegerConstant("1200 + 1"), 1201);
+  EXPECT_EQ(IntegerConstant(" (1300+2) "), 1302);
+  EXPECT_EQ(IntegerConstant("2 + 3 * 4"), 14);
+  EXPECT_EQ(IntegerConstant("(2 + 3) * 4"), 20);
+  EXPECT_EQ(IntegerConstant("1 << 4 | 1"), 17);
+  EXPECT_EQ(IntegerConstant("0x10 - 1u"), 15);
+  EXPECT_EQ(IntegerConstant("-3 + 10 % 4"), -1);
+  EXPECT_EQ(IntegerConstant("7"), 7);
+  EXPECT_EQ(IntegerConstant("N + 1"), std::nullopt);
+  EXPECT_EQ(IntegerConstant("1 / 0"), std::nullopt);
+  EXPECT_EQ(IntegerConstant("1 +"), std::nullopt);
+  EXPECT_EQ(IntegerConstant("1 && 2"), std::nullopt);
+  EXPECT_EQ(IntegerConstant(""), std::nullopt);
+}
+
+TEST(AttributeRewriter, FunctionConstantIndicesFromMacros) {
+  const RewrittenSource r = RewriteMetalAttributes(
+      "constant short op [[function_constant(1200 + 0)]];\n"
+      "constant bool cnt [[function_constant((1200) + 1)]];\n");
+  ASSERT_EQ(r.function_constants.size(), 2u);
+  EXPECT_EQ(r.function_constants[0].name, "op");
+  EXPECT_EQ(r.function_constants[0].index, 1200);
+  EXPECT_EQ(r.function_constants[1].name, "cnt");
+  EXPECT_EQ(r.function_constants[1].index, 1201);
 }
 
 TEST(AttributeRewriter, FunctionPointerTemplateParametersBecomeReferences) {

@@ -509,6 +509,54 @@ template [[host_name("k")]] kernel void k<float4, float2>(
   }
 }
 
+// Casts between vectors of one size: clang would reinterpret the bits,
+// Metal converts each element (`(float4) i` of an int4 is 0, 1, 2, 3), and
+// a comparison's true becomes 1 (llama.cpp's leaky ReLU: `TC(x > 0)*x`).
+// as_type keeps the bits.
+TEST(MetalConstructs, SameSizeVectorCastsConvertAndComparisonsGiveOne) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+template <typename TC>
+TC leaky(TC x) { return TC(x > 0)*x + TC(x <= 0)*(x * 0.5f); }
+kernel void k(device const int4 * a, device const float4 * b,
+              device float4 * out, device uint4 * bits,
+              uint i [[thread_position_in_grid]]) {
+  out[3*i] = (float4) a[i];
+  out[3*i+1] = leaky<float4>(b[i] - 2.0f);
+  out[3*i+2] = float4(b[i] > 1.0f) + (float4)(a[i] == 2);
+  bits[i] = as_type<uint4>(b[i]);
+}
+)",
+                            "k");
+  constexpr uint32_t n = 2;
+  std::vector<int32_t> a(4 * n);
+  std::vector<float> b(4 * n);
+  std::iota(a.begin(), a.end(), 0);
+  std::iota(b.begin(), b.end(), 0.0f);
+  h.SetBuffer(0, a);
+  h.SetBuffer(1, b);
+  h.SetBuffer(2, std::vector<float>(12 * n, -1));
+  h.SetBuffer(3, std::vector<uint32_t>(4 * n, 0));
+  ASSERT_TRUE(Runs(h, {n}, {n}));
+  const std::vector<float> out = h.Read<float>(2);
+  const std::vector<uint32_t> bits = h.Read<uint32_t>(3);
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t c = 0; c < 4; ++c) {
+      const uint32_t j = 4 * i + c;
+      const float x = b[j] - 2.0f;
+      EXPECT_EQ(out[12 * i + c], static_cast<float>(a[j])) << j;
+      EXPECT_EQ(out[12 * i + 4 + c], x > 0 ? x : 0.5f * x) << j;
+      EXPECT_EQ(out[12 * i + 8 + c],
+                (b[j] > 1.0f ? 1.0f : 0.0f) + (a[j] == 2 ? 1.0f : 0.0f))
+          << j;
+      uint32_t expected_bits;
+      std::memcpy(&expected_bits, &b[j], 4);
+      EXPECT_EQ(bits[j], expected_bits) << j;
+    }
+  }
+}
+
 // Braced lists shorter than their vector in every declarator of a
 // declaration (`float4 a = {0.f}, b = {1.f};`), in an array's elements and
 // with a template's vector type: the elements left out are zero.
