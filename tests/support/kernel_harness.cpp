@@ -62,6 +62,13 @@ void KernelHarness::SetBufferBytes(int index, const void* data, size_t size) {
   if (b.ok()) buffers_[index] = b.value();
 }
 
+void KernelHarness::SetSameBuffer(int index, int bound) {
+  if (!status_.ok()) return;
+  if (auto it = buffers_.find(bound); it != buffers_.end()) {
+    buffers_[index] = it->second;
+  }
+}
+
 void KernelHarness::SetBufferNoCopy(int index, void* data, size_t size) {
   if (!status_.ok()) return;
   Result<std::shared_ptr<Buffer>> b =

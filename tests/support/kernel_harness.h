@@ -41,6 +41,10 @@ class KernelHarness {
   // A buffer over the caller's `size` bytes at `data`
   // (newBufferWithBytesNoCopy): the kernel works on them in place.
   void SetBufferNoCopy(int index, void* data, size_t size);
+  // The buffer bound at `bound` at `index` too (setBuffer of one MTLBuffer
+  // twice: llama.cpp binds src0 where a kernel's optional input is absent,
+  // and the kernel compares the pointers).
+  void SetSameBuffer(int index, int bound);
   template <class T>
   void SetBytes(int index, const T& value) {
     SetBytesRaw(index, &value, sizeof(T));
