@@ -707,5 +707,271 @@ TEST(GgmlMetal, NormsWithFusedMulAndAdd) {
   }
 }
 
+// --- quantized blocks (ggml-common.h), and get_rows of every kind ----------
+// A block of 32 values: q4_0 {half d; uint8 qs[16]}: (nibble - 8) * d, the
+// low nibbles the first 16 values, the high ones the next 16; q4_1 {half
+// d, m; qs[16]}: nibble * d + m; q5_0 {half d; uint8 qh[4]; qs[16]}: the
+// fifth bit of value j is bit j of qh, (q - 16) * d; q5_1 {d, m, qh, qs}:
+// q * d + m; q8_0 {half d; int8 qs[32]}: q * d.
+
+struct BlockType {
+  const char* name;
+  size_t bytes;  // per block of 32, or per element for f32/f16
+  bool quantized;
+};
+
+const std::vector<BlockType>& BlockTypes() {
+  static const std::vector<BlockType> types = {
+      {"f32", 4, false},  {"f16", 2, false},  {"q4_0", 18, true},
+      {"q4_1", 20, true}, {"q5_0", 22, true}, {"q5_1", 24, true},
+      {"q8_0", 34, true}};
+  return types;
+}
+
+// Random rows of `ne00` values of `type` (bytes) and what they mean.
+struct Encoded {
+  std::vector<uint8_t> bytes;
+  std::vector<float> values;
+};
+
+Encoded RandomRows(const BlockType& type, int64_t ne00, int64_t rows,
+                   uint32_t seed) {
+  std::mt19937 rng(seed);
+  Encoded e;
+  if (!type.quantized) {
+    e.values = Random(ne00 * rows, seed);
+    if (type.bytes == 2) {
+      e.values = FromHalf(ToHalf(e.values));
+      const std::vector<uint16_t> h = ToHalf(e.values);
+      e.bytes.resize(h.size() * 2);
+      std::memcpy(e.bytes.data(), h.data(), e.bytes.size());
+    } else {
+      e.bytes.resize(e.values.size() * 4);
+      std::memcpy(e.bytes.data(), e.values.data(), e.bytes.size());
+    }
+    return e;
+  }
+  const std::string name = type.name;
+  std::uniform_real_distribution<float> scale(0.01f, 0.1f);
+  const int64_t blocks = ne00 / 32 * rows;
+  e.bytes.resize(blocks * type.bytes);
+  e.values.resize(blocks * 32);
+  for (int64_t b = 0; b < blocks; ++b) {
+    uint8_t* p = &e.bytes[b * type.bytes];
+    float* v = &e.values[b * 32];
+    for (size_t k = 0; k < type.bytes; ++k) p[k] = static_cast<uint8_t>(rng());
+    const uint16_t dh = isa::FloatToHalfBits(scale(rng));
+    std::memcpy(p, &dh, 2);
+    const float d = isa::HalfBitsToFloat(dh);
+    float m = 0;
+    size_t at = 2;
+    if (name == "q4_1" || name == "q5_1") {
+      const uint16_t mh = isa::FloatToHalfBits(-scale(rng) * 8);
+      std::memcpy(p + 2, &mh, 2);
+      m = isa::HalfBitsToFloat(mh);
+      at = 4;
+    }
+    if (name == "q8_0") {
+      for (int j = 0; j < 32; ++j) v[j] = static_cast<int8_t>(p[2 + j]) * d;
+      continue;
+    }
+    uint32_t qh = 0;
+    if (name == "q5_0" || name == "q5_1") {
+      std::memcpy(&qh, p + at, 4);
+      at += 4;
+    }
+    const uint8_t* qs = p + at;
+    for (int j = 0; j < 16; ++j) {
+      int lo = qs[j] & 0xF, hi = qs[j] >> 4;
+      if (name == "q5_0" || name == "q5_1") {
+        lo |= ((qh >> j) & 1) << 4;
+        hi |= ((qh >> (j + 16)) & 1) << 4;
+      }
+      if (name == "q4_0") {
+        v[j] = (lo - 8) * d;
+        v[j + 16] = (hi - 8) * d;
+      } else if (name == "q5_0") {
+        v[j] = (lo - 16) * d;
+        v[j + 16] = (hi - 16) * d;
+      } else {
+        v[j] = lo * d + m;
+        v[j + 16] = hi * d + m;
+      }
+    }
+  }
+  return e;
+}
+
+// ggml_metal_library_get_pipeline_get_rows: kernel_get_rows_TYPE;
+// ggml_metal_op_get_rows: kargs at 0 (ne00t: ne00 / 16 for quantized
+// types, whose threads dequantize 16 values each), src0 at 1, the int32
+// row numbers at 2, dst (f32) at 3; nw0 * ne10 x ne11 x ne12 threadgroups
+// of nth = min(ne00t, the pipeline's maximum), nw0 = ceil(ne00t / nth).
+struct GgmlKargsGetRows {
+  int32_t ne00t, ne00;
+  uint64_t nb01, nb02, nb03;
+  int32_t ne10;
+  uint64_t nb10, nb11, nb12;
+  uint64_t nb1, nb2, nb3;
+};
+
+TEST(GgmlMetal, GetRowsOfEveryKind) {
+  REQUIRE_GGML();
+  constexpr int64_t ne00 = 256, ne01 = 9, ne10 = 5;
+  const std::vector<int32_t> ids = {3, 0, 8, 3, 5};
+  for (const BlockType& type : BlockTypes()) {
+    SCOPED_TRACE(type.name);
+    KernelHarness h = GgmlKernel(std::string("kernel_get_rows_") + type.name);
+    ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+    const Encoded src = RandomRows(type, ne00, ne01, 41);
+    const uint64_t row_bytes =
+        type.quantized ? ne00 / 32 * type.bytes : ne00 * type.bytes;
+    GgmlKargsGetRows args{};
+    args.ne00t = static_cast<int32_t>(type.quantized ? ne00 / 16 : ne00);
+    args.ne00 = static_cast<int32_t>(ne00);
+    args.nb01 = row_bytes;
+    args.nb02 = args.nb03 = row_bytes * ne01;
+    args.ne10 = static_cast<int32_t>(ne10);
+    args.nb10 = 4;
+    args.nb11 = args.nb12 = 4 * ne10;
+    args.nb1 = ne00 * 4;
+    args.nb2 = args.nb3 = ne00 * 4 * ne10;
+    h.SetBytes(0, args);
+    h.SetBuffer(1, src.bytes);
+    h.SetBuffer(2, ids);
+    h.SetBuffer(3, std::vector<float>(ne00 * ne10, -1));
+    const uint64_t nth = std::min<uint64_t>(
+        args.ne00t, h.pipeline().maxTotalThreadsPerThreadgroup());
+    const uint64_t nw0 = (args.ne00t + nth - 1) / nth;
+    ASSERT_TRUE(RunsThreadgroups(h, {nw0 * ne10, 1, 1}, {nth, 1, 1}));
+    std::vector<double> want(ne00 * ne10);
+    for (int64_t r = 0; r < ne10; ++r) {
+      for (int64_t i = 0; i < ne00; ++i) {
+        want[r * ne00 + i] = src.values[ids[r] * ne00 + i];
+      }
+    }
+    // Dequantization multiplies in half in places: a half's rounding of
+    // the largest value.
+    EXPECT_TRUE(Near(h.Read<float>(3), want, 1e-3, 2e-3));
+  }
+}
+
+// --- matrix x vector: kernel_mul_mv_* --------------------------------------
+// ggml_metal_library_get_pipeline_mul_mv: for f32/f16 src0, _short (ne00
+// < 32: 1 SIMD group, 32 rows each), else nsg = min(4, ceil(ne00 / 128))
+// SIMD groups of 2 rows, _4 where ne00 % 4 == 0, 64 floats of threadgroup
+// memory; q4_0 .. q5_1: N_SG 2 SIMD groups of N_R0 4 rows; q8_0: 4 of 2,
+// 64 floats. Function constants FC_MUL_MV + 0 nsg, + 2 ne12, + 3 r2, + 4
+// r3. ggml_metal_op_mul_mat (its mul_mv branch): kargs at 0, src0, src1
+// (f32), dst at 1, 2, 3; ceil(ne01 / nr0) (f32, f16, q8_0) or ceil(ne01 /
+// (nr0 nsg)) (the others) x ne11 x ne12 ne13 threadgroups of 32 x nsg.
+
+struct GgmlKargsMulMv {
+  int32_t ne00, ne01, ne02;
+  uint64_t nb00, nb01, nb02, nb03;
+  int32_t ne10, ne11, ne12;
+  uint64_t nb10, nb11, nb12, nb13;
+  int32_t ne0, ne1, nr0;
+  int16_t r2, r3;
+};
+
+// dst[i1][i0] = sum over k of src0[i0][k] * src1[i1][k]: ne01 rows of
+// `type` times ne11 vectors of ne00 floats.
+void RunMulMv(const BlockType& type, int64_t ne00, int64_t ne01, int64_t ne11) {
+  const std::string t = type.name;
+  int nsg, nr0;
+  uint64_t smem = 0;
+  std::string suffix;
+  if (!type.quantized) {
+    if (ne00 < 32) {
+      nsg = 1;
+      nr0 = 32;
+      suffix = "_short";
+    } else {
+      nsg = static_cast<int>(std::min<int64_t>(4, (ne00 + 127) / 128));
+      nr0 = 2;
+      smem = 32 * sizeof(float) * nr0;
+      suffix = ne00 % 4 == 0 ? "_4" : "";
+    }
+  } else if (t == "q8_0") {
+    nsg = 4;
+    nr0 = 2;
+    smem = 32 * sizeof(float) * nr0;
+  } else {
+    nsg = 2;
+    nr0 = 4;
+  }
+  const std::string kernel = "kernel_mul_mv_" + t + "_f32" + suffix;
+  SCOPED_TRACE(kernel + " ne00 " + std::to_string(ne00));
+  KernelHarness h = GgmlKernel(
+      kernel,
+      {{"600", std::to_string(nsg)}, {"602", "1"}, {"603", "1"}, {"604", "1"}});
+  ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  const Encoded a = RandomRows(type, ne00, ne01, 51);
+  const std::vector<float> x = Random(ne00 * ne11, 52);
+  GgmlKargsMulMv args{};
+  args.ne00 = static_cast<int32_t>(ne00);
+  args.ne01 = static_cast<int32_t>(ne01);
+  args.ne02 = 1;
+  args.nb00 = type.quantized ? type.bytes : type.bytes;
+  args.nb01 = type.quantized ? ne00 / 32 * type.bytes : ne00 * type.bytes;
+  args.nb02 = args.nb03 = args.nb01 * ne01;
+  args.ne10 = static_cast<int32_t>(ne00);
+  args.ne11 = static_cast<int32_t>(ne11);
+  args.ne12 = 1;
+  args.nb10 = 4;
+  args.nb11 = 4 * ne00;
+  args.nb12 = args.nb13 = 4 * ne00 * ne11;
+  args.ne0 = static_cast<int32_t>(ne01);
+  args.ne1 = static_cast<int32_t>(ne11);
+  args.nr0 = nr0;
+  args.r2 = args.r3 = 1;
+  h.SetBytes(0, args);
+  // The last threadgroup reads whole groups of rows, past ne01: in
+  // llama.cpp the tensor lies inside a larger MTLBuffer (ggml's allocator),
+  // so the rows after it are there; here they are padding.
+  std::vector<uint8_t> padded = a.bytes;
+  padded.resize(padded.size() + args.nb01 * nr0 * nsg, 0);
+  h.SetBuffer(1, padded);
+  h.SetBuffer(2, x);
+  h.SetBuffer(3, std::vector<float>(ne01 * ne11, -1));
+  // The host sets it, 0 included.
+  ASSERT_TRUE(h.SetThreadgroupMemoryLength(smem, 0).ok());
+  const bool by_rows = !type.quantized || t == "q8_0";
+  const uint64_t rows_per_group = by_rows ? nr0 : nr0 * nsg;
+  ASSERT_TRUE(RunsThreadgroups(h,
+                               {(ne01 + rows_per_group - 1) / rows_per_group,
+                                static_cast<uint64_t>(ne11), 1},
+                               {32, static_cast<uint64_t>(nsg), 1}));
+  std::vector<double> want(ne01 * ne11);
+  double scale = 0;
+  for (int64_t i1 = 0; i1 < ne11; ++i1) {
+    for (int64_t i0 = 0; i0 < ne01; ++i0) {
+      double sum = 0, size = 0;
+      for (int64_t k = 0; k < ne00; ++k) {
+        sum += double(a.values[i0 * ne00 + k]) * x[i1 * ne00 + k];
+        size += std::fabs(double(a.values[i0 * ne00 + k]) * x[i1 * ne00 + k]);
+      }
+      want[i1 * ne01 + i0] = sum;
+      scale = std::max(scale, size);
+    }
+  }
+  // Sums of ne00 products in float (f16 and the quantized kernels convert
+  // src1 or partial sums to half in places): relative to the terms' size.
+  const double rtol = type.bytes == 4 && !type.quantized ? 1e-5 : 2e-3;
+  EXPECT_TRUE(Near(h.Read<float>(3), want, rtol, rtol * scale));
+}
+
+TEST(GgmlMetal, MatrixVectorProductsOfEveryKind) {
+  REQUIRE_GGML();
+  for (const BlockType& type : BlockTypes()) {
+    RunMulMv(type, 512, 13, 3);
+    if (!type.quantized) {
+      RunMulMv(type, 100, 7, 2);  // not a multiple of 4
+      RunMulMv(type, 20, 40, 2);  // _short
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mtlemu
