@@ -894,6 +894,21 @@ TEST(ExecutorDifferentialTest, TimedModeSeesCompiledCodeAsTheInterpreter) {
   EXPECT_GT(compiled.alu_only, 40);
 }
 
+// ISA kernel `k` of `text` on both executors (ExpectSame), compiled whole
+// or a phase at a time (with a barrier); then the JIT's run, whose
+// buffers the caller checks against a plain loop.
+Outcome SameThenJitted(const std::string& text, bool barrier,
+                       const Launch& launch) {
+  const auto make = [&](Device& device) {
+    return device.newLibraryWithISA(text, "kernel.s");
+  };
+  Compiled compiled;
+  EXPECT_TRUE(ExpectSame(barrier ? "with a barrier" : "straight", make, "k",
+                         launch, &compiled));
+  EXPECT_EQ(compiled.whole + compiled.phased, 1);
+  return RunOn(emu::Executor::kJit, make, "k", launch);
+}
+
 // A kernel compiled whole or a phase at a time whose piece of one SIMD
 // group is longer than the instructions between two looks at the stop
 // signal (StopSignal::kCheckInterval) runs, one SIMD group per look, and
@@ -920,14 +935,7 @@ TEST(ExecutorDifferentialTest, PiecesLongerThanTheCheckIntervalRun) {
     launch.buffers.assign(2, std::vector<uint8_t>(256 * 4));
     launch.grid = {256, 1, 1};
     launch.group = {64, 1, 1};
-    const auto make = [&](Device& device) {
-      return device.newLibraryWithISA(text, "long.s");
-    };
-    Compiled compiled;
-    ASSERT_TRUE(ExpectSame(barrier ? "with a barrier" : "straight", make, "k",
-                           launch, &compiled));
-    EXPECT_EQ(compiled.whole + compiled.phased, 1);
-    const Outcome jitted = RunOn(emu::Executor::kJit, make, "k", launch);
+    const Outcome jitted = SameThenJitted(text, barrier, launch);
     ASSERT_TRUE(jitted.ok) << jitted.fault;
     for (uint32_t i = 0; i < 256; ++i) {
       uint32_t v;
@@ -977,14 +985,7 @@ TEST(ExecutorDifferentialTest, ManyValuesHeldAcrossManyAccessesAddUp) {
     std::memcpy(launch.buffers[0].data(), in.data(), in.size() * 4);
     launch.grid = {kThreads, 1, 1};
     launch.group = {64, 1, 1};
-    const auto make = [&](Device& device) {
-      return device.newLibraryWithISA(text, "held.s");
-    };
-    Compiled compiled;
-    ASSERT_TRUE(ExpectSame(barrier ? "with a barrier" : "straight", make, "k",
-                           launch, &compiled));
-    EXPECT_EQ(compiled.whole + compiled.phased, 1);
-    const Outcome jitted = RunOn(emu::Executor::kJit, make, "k", launch);
+    const Outcome jitted = SameThenJitted(text, barrier, launch);
     ASSERT_TRUE(jitted.ok) << jitted.fault;
     for (uint32_t t = 0; t < kThreads; ++t) {
       uint32_t sum = 0;
