@@ -60,6 +60,13 @@ void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
                   "Kernel checks: race, init, simd or all, comma-separated; "
                   "findings go to stderr, and the exit code is 5 when there "
                   "are any");
+  cmd->add_option("--oob", run.oob,
+                  "Device accesses just outside a buffer (within the 16 KiB "
+                  "page a Mac maps): report (default: zeros read, nothing "
+                  "stored, a warning naming the line, the run goes on, as "
+                  "on a Mac) or fault (exit code 2). Farther away, always "
+                  "a fault")
+      ->check(CLI::IsMember({"report", "fault"}));
   cmd->add_option("--check-report", run.check_report,
                   "With --check: write the findings to FILE.json");
   cmd->add_option("--threads", run.threads,

@@ -186,9 +186,19 @@ void PrintFindings(const emu::CheckReport& report) {
     std::fprintf(stderr, "mtlemu: note: %s\n", note.c_str());
   }
   if (report.findings.empty()) return;
-  std::fprintf(stderr, "mtlemu: check (%s): %zu finding%s in kernel '%s'\n",
-               report.checks.c_str(), report.findings.size(),
-               report.findings.size() == 1 ? "" : "s", report.kernel.c_str());
+  if (report.checks.empty()) {
+    // No check asked for: the accesses just outside a buffer (--oob).
+    std::fprintf(stderr,
+                 "mtlemu: warning: %zu access%s outside a buffer in kernel "
+                 "'%s' (--oob report)\n",
+                 report.findings.size(),
+                 report.findings.size() == 1 ? "" : "es",
+                 report.kernel.c_str());
+  } else {
+    std::fprintf(stderr, "mtlemu: check (%s): %zu finding%s in kernel '%s'\n",
+                 report.checks.c_str(), report.findings.size(),
+                 report.findings.size() == 1 ? "" : "s", report.kernel.c_str());
+  }
   for (const emu::Finding& f : report.findings) {
     std::fprintf(stderr, "%s\n", f.Describe(report.kernel).c_str());
     const auto show = [](const emu::FindingAccess& a) {
@@ -277,6 +287,13 @@ int Run(const RunOptions& options) {
   }
   if (options.check_report) {
     CheckWritable("--check-report", *options.check_report);
+  }
+  if (Result<emu::OutOfBoundsPolicy> oob =
+          emu::ParseOutOfBoundsPolicy(options.oob);
+      oob.ok()) {
+    device->options().out_of_bounds = oob.value();
+  } else {
+    throw RunError("--oob: " + oob.error().message);
   }
   device->options().threadgroup_memory_fill =
       options.threadgroup_memory_fill == "poison"
@@ -418,7 +435,9 @@ int Run(const RunOptions& options) {
   for (const DispatchReport& r : commands->dispatches()) {
     if (r.check == nullptr) continue;
     PrintFindings(*r.check);
-    found |= !r.check->findings.empty();
+    // Findings count for the exit code under --check; without it, they
+    // are warnings (accesses just outside a buffer).
+    found |= !r.check->findings.empty() && !r.check->checks.empty();
     if (r.check->findings.empty() && !options.quiet) {
       std::printf("checks %s: nothing found\n", r.check->checks.c_str());
     }

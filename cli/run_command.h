@@ -36,7 +36,10 @@ struct RunOptions {
   double timeout_seconds = 600;
   std::string threadgroup_memory_fill = "zero";  // or "poison", "random"
   std::optional<std::string> checks;             // --check race,init,simd|all
-  std::optional<std::string> check_report;       // --check-report FILE.json
+  // --oob: device accesses just outside a buffer read zeros and are
+  // reported (report), or fault (fault).
+  std::string oob = "report";
+  std::optional<std::string> check_report;  // --check-report FILE.json
   bool quiet = false;
   // Timed mode: the chip's timing model (--timing, implied by the rest).
   bool timing = false;

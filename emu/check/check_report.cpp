@@ -70,6 +70,8 @@ std::string_view FindingKindName(FindingKind kind) {
       return "mismatched barriers";
     case FindingKind::kSkippedBarrier:
       return "barrier skipped by a SIMD group";
+    case FindingKind::kNearBufferAccess:
+      return "access outside a buffer";
   }
   return "?";
 }
@@ -86,6 +88,8 @@ std::string_view FindingCheckName(FindingKind kind) {
     case FindingKind::kMismatchedBarrier:
     case FindingKind::kSkippedBarrier:
       return "simd";
+    case FindingKind::kNearBufferAccess:
+      return "oob";
   }
   return "?";
 }

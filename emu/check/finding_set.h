@@ -22,6 +22,9 @@ enum class FindingKind : uint8_t {
   kInactiveLaneRead,
   kMismatchedBarrier,
   kSkippedBarrier,
+  // A device or constant access just outside a buffer, which read zeros or
+  // stored nothing (emu/exec/near_buffer.h): found whatever checks are on.
+  kNearBufferAccess,
 };
 
 enum class AccessType : uint8_t {

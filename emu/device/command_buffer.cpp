@@ -118,6 +118,7 @@ void CommandBuffer::commit() {
                                                  int64_t* offset) {
       return DescribeAddress(*memory, command, address, offset);
     };
+    setup.out_of_bounds = options.out_of_bounds;
     if (options.checks.any()) {
       setup.checks = &options.checks;
       if (options.checks.init) setup.uninitialized = Uninitialized(command);

@@ -57,7 +57,8 @@ struct DispatchReport {
   std::shared_ptr<const emu::TimingReport> timing;
   std::shared_ptr<const traces::Timeline> timeline;  // with options.timeline
   // With EmulatorOptions::checks: what the checks found (also when the
-  // dispatch failed).
+  // dispatch failed). Without: the accesses just outside a buffer, when
+  // there were any (EmulatorOptions::out_of_bounds; `checks` empty).
   std::shared_ptr<const emu::CheckReport> check;
   // Why the kernel ran on the interpreter though the JIT was asked for
   // (EmulatorOptions::executor), else empty.

@@ -44,6 +44,11 @@ struct EmulatorOptions {
   // defined; see emu/dispatch/dispatch.h).
   emu::ThreadgroupMemoryFill threadgroup_memory_fill =
       emu::ThreadgroupMemoryFill::kZero;
+  // A device access just outside a buffer (within a 16 KiB page of it):
+  // zeros read, nothing stored, and a finding in the DispatchReport's
+  // check (kReport, what a Mac's answer needs); or a fault (kFault), as
+  // every access farther away is (emu/exec/near_buffer.h).
+  emu::OutOfBoundsPolicy out_of_bounds = emu::OutOfBoundsPolicy::kReport;
   // Kernel checks (races, uninitialized reads, SIMD-group misuse): each
   // dispatch's findings are in its DispatchReport::check.
   emu::CheckOptions checks;

@@ -252,6 +252,17 @@ DispatchResult RunDispatch(const DispatchSetup& setup) {
     result.threadgroups_done += w.threadgroups_done;
   }
   if (checks) result.check = checks->Finish();
+  FindingSet near_buffer;
+  for (const WorkerState& w : workers) {
+    near_buffer.Merge(w.runner.near_buffer());
+  }
+  if (!near_buffer.empty()) {
+    if (!result.check) {
+      result.check.emplace();
+      result.check->kernel = setup.kernel->kernel->name;
+    }
+    AppendFindings(setup, near_buffer, *result.check);
+  }
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

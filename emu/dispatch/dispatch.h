@@ -17,6 +17,7 @@
 #include "emu/dispatch/grid.h"
 #include "emu/exec/decoded_kernel.h"
 #include "emu/exec/fault.h"
+#include "emu/exec/near_buffer.h"
 #include "emu/exec/simd_trace.h"
 #include "emu/memory/address_map.h"
 
@@ -69,6 +70,9 @@ struct DispatchSetup {
   // ("buffer(2) 'out' (4096 bytes)") and its offset; may be empty.
   std::function<std::string(uint64_t address, int64_t* offset)>
       describe_address;
+  // Device accesses just outside a buffer: zeros and a finding (in
+  // DispatchResult::check), or a fault (emu/exec/near_buffer.h).
+  OutOfBoundsPolicy out_of_bounds = OutOfBoundsPolicy::kReport;
   TraceSink* timing = nullptr;  // timed mode when set
   // The kernel checks to run (none when null or none is on), and for the
   // init check the buffers created without contents, sorted by address.
@@ -86,7 +90,8 @@ struct DispatchResult {
   uint64_t lane_instructions = 0;
   double seconds = 0;
   // With checks: what they found in the threadgroups that ran (also when
-  // the dispatch faulted).
+  // the dispatch faulted). Without: the accesses just outside a buffer,
+  // when there were any (CheckReport::checks empty).
   std::optional<CheckReport> check;
 };
 

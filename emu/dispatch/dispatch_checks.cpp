@@ -6,6 +6,8 @@
 #include <map>
 #include <tuple>
 
+#include "emu/exec/near_buffer.h"
+
 namespace mtlemu::emu {
 namespace {
 
@@ -75,7 +77,10 @@ void DispatchChecks::EndBatch() {
   for (KernelChecker& c : checkers_) c.StopDeviceRecords();
 }
 
-FindingAccess DispatchChecks::CompleteSide(const FindingSide& side) const {
+namespace {
+
+FindingAccess CompleteSide(const DispatchSetup& setup_,
+                           const FindingSide& side) {
   const isa::Kernel& kernel = *setup_.kernel->kernel;
   FindingAccess a;
   a.type = side.type;
@@ -95,18 +100,18 @@ FindingAccess DispatchChecks::CompleteSide(const FindingSide& side) const {
   return a;
 }
 
-Finding DispatchChecks::Complete(const RawFinding& raw) const {
+Finding Complete(const DispatchSetup& setup_, const RawFinding& raw) {
   const isa::Kernel& kernel = *setup_.kernel->kernel;
   Finding f;
   f.kind = raw.kind;
-  f.first = CompleteSide(raw.first);
-  if (raw.has_second) f.second = CompleteSide(raw.second);
+  f.first = CompleteSide(setup_, raw.first);
+  if (raw.has_second) f.second = CompleteSide(setup_, raw.second);
   f.space = raw.space;
   f.address = raw.address;
   f.size = raw.size;
   f.count = raw.count;
   f.same_value = raw.same_value;
-  if (raw.space == isa::AddressSpace::kDevice && setup_.describe_address) {
+  if (isa::IsWideAddressSpace(raw.space) && setup_.describe_address) {
     f.region = setup_.describe_address(raw.address, &f.region_offset);
   } else if (raw.space == isa::AddressSpace::kThreadgroup) {
     // The kernel's own variables come first, then the [[threadgroup(n)]]
@@ -178,6 +183,17 @@ Finding DispatchChecks::Complete(const RawFinding& raw) const {
           f.first.simdgroup, LineText(f.first), f.second->simdgroup,
           LineText(*f.second));
       break;
+    case FindingKind::kNearBufferAccess:
+      f.detail = fmt::format(
+          "outside every buffer, but within a {} KiB page of one: a Mac "
+          "{} that memory, whatever it holds, and goes on; here the bytes "
+          "outside the buffer {}, and the dispatch went on (--oob fault "
+          "makes such an access a fault)",
+          kNearBufferBytes / 1024,
+          raw.first.type == AccessType::kRead ? "reads" : "writes",
+          raw.first.type == AccessType::kRead ? "read as zero"
+                                              : "were not written");
+      break;
     case FindingKind::kMismatchedBarrier: {
       const uint8_t a = kernel.code[raw.first.pc].mem_flags;
       const uint8_t b = kernel.code[raw.second.pc].mem_flags;
@@ -191,6 +207,38 @@ Finding DispatchChecks::Complete(const RawFinding& raw) const {
     }
   }
   return f;
+}
+
+}  // namespace
+
+void AppendFindings(const DispatchSetup& setup, const FindingSet& all,
+                    CheckReport& report) {
+  // One finding per kind and pair of source lines, counts summed; the
+  // example is the one of the lowest instruction pair.
+  std::map<std::tuple<FindingKind, uint32_t, uint32_t, uint32_t, uint32_t>,
+           size_t>
+      by_lines;
+  all.ForEach([&](const RawFinding& raw) {
+    Finding f = Complete(setup, raw);
+    using Line = std::pair<uint32_t, uint32_t>;
+    const auto line = [](const FindingAccess* a) {
+      return a ? Line{a->location.file, a->location.line} : Line{0, 0};
+    };
+    auto [a_file, a_line] = line(&f.first);
+    auto [b_file, b_line] = line(f.second ? &*f.second : nullptr);
+    if (Line{b_file, b_line} < Line{a_file, a_line}) {
+      std::swap(a_file, b_file);
+      std::swap(a_line, b_line);
+    }
+    const auto key = std::tuple{f.kind, a_file, a_line, b_file, b_line};
+    const bool located = !f.first.source_file.empty();
+    if (auto it = by_lines.find(key); located && it != by_lines.end()) {
+      report.findings[it->second].count += f.count;
+      return;
+    }
+    by_lines.emplace(key, report.findings.size());
+    report.findings.push_back(std::move(f));
+  });
 }
 
 CheckReport DispatchChecks::Finish() {
@@ -234,32 +282,7 @@ CheckReport DispatchChecks::Finish() {
       c.initialized_bytes().clear();
     }
   }
-  // One finding per kind and pair of source lines, counts summed; the
-  // example is the one of the lowest instruction pair.
-  std::map<std::tuple<FindingKind, uint32_t, uint32_t, uint32_t, uint32_t>,
-           size_t>
-      by_lines;
-  all.ForEach([&](const RawFinding& raw) {
-    Finding f = Complete(raw);
-    using Line = std::pair<uint32_t, uint32_t>;
-    const auto line = [](const FindingAccess* a) {
-      return a ? Line{a->location.file, a->location.line} : Line{0, 0};
-    };
-    auto [a_file, a_line] = line(&f.first);
-    auto [b_file, b_line] = line(f.second ? &*f.second : nullptr);
-    if (Line{b_file, b_line} < Line{a_file, a_line}) {
-      std::swap(a_file, b_file);
-      std::swap(a_line, b_line);
-    }
-    const auto key = std::tuple{f.kind, a_file, a_line, b_file, b_line};
-    const bool located = !f.first.source_file.empty();
-    if (auto it = by_lines.find(key); located && it != by_lines.end()) {
-      report.findings[it->second].count += f.count;
-      return;
-    }
-    by_lines.emplace(key, report.findings.size());
-    report.findings.push_back(std::move(f));
-  });
+  AppendFindings(setup_, all, report);
   return report;
 }
 

@@ -16,6 +16,11 @@
 
 namespace mtlemu::emu {
 
+// `all` in source terms, appended to `report`: one finding per kind and
+// pair of source lines, with the counts summed.
+void AppendFindings(const DispatchSetup& setup, const FindingSet& all,
+                    CheckReport& report);
+
 class DispatchChecks {
  public:
   explicit DispatchChecks(const DispatchSetup& setup);
@@ -33,9 +38,6 @@ class DispatchChecks {
   CheckReport Finish();
 
  private:
-  Finding Complete(const RawFinding& raw) const;
-  FindingAccess CompleteSide(const FindingSide& side) const;
-
   const DispatchSetup& setup_;
   tbb::enumerable_thread_specific<KernelChecker> checkers_;
   DeviceAccessLog log_;

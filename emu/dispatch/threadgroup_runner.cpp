@@ -199,6 +199,7 @@ void ThreadgroupRunner::FillThreadgroupMemory(const DispatchSetup& setup,
 }
 
 ExecContext& ThreadgroupRunner::PrepareContext(const DispatchSetup& setup,
+                                               const Size3& position,
                                                Fault& fault,
                                                KernelChecker* checker) {
   // Everything but the compiled code's region cache, which stays valid for
@@ -218,6 +219,15 @@ ExecContext& ThreadgroupRunner::PrepareContext(const DispatchSetup& setup,
       checker != nullptr && (checker->options().race || checker->options().init)
           ? checker
           : nullptr;
+  ctx.near_buffer = setup.out_of_bounds == OutOfBoundsPolicy::kReport
+                        ? &near_buffer_
+                        : nullptr;
+  ctx.code = setup.kernel->code.data();
+  const Size3& n = setup.grid.threadgroups;
+  ctx.threadgroup_index =
+      position[0] +
+      uint64_t{n[0]} * (position[1] + uint64_t{n[1]} * position[2]);
+  ctx.simdgroup = 0;
   return ctx;
 }
 
@@ -262,7 +272,7 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
     StartSimdGroup(setup, position, size, i);
   }
 
-  ExecContext& ctx = PrepareContext(setup, fault, checker);
+  ExecContext& ctx = PrepareContext(setup, position, fault, checker);
   ctx.thread_memory_size = thread_memory;
   if (checker != nullptr) told_.assign(count, false);
   while (true) {
@@ -273,6 +283,7 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
       ctx.slots = sg.lane_file().data();
       ctx.thread_memory = thread_memory_.data() +
                           static_cast<size_t>(thread_memory) * kLanes * i;
+      ctx.simdgroup = i;
       if (checker != nullptr) checker->SetSimdgroup(i);
       const SimdGroupStatus status = sg.Run(*setup.kernel, ctx, stop, stats);
       if (status == SimdGroupStatus::kFaulted) {
@@ -313,7 +324,7 @@ bool ThreadgroupRunner::RunWhole(const DispatchSetup& setup,
   if (simd_groups_.empty()) simd_groups_.resize(1);
   FillThreadgroupMemory(setup, position);
   StartSimdGroup(setup, position, size, 0);
-  ExecContext& ctx = PrepareContext(setup, fault, nullptr);
+  ExecContext& ctx = PrepareContext(setup, position, fault, nullptr);
   ctx.slots = simd_groups_[0].lane_file().data();
   ctx.mask = kAllLanes;
   JitGroups groups;
@@ -365,7 +376,7 @@ bool ThreadgroupRunner::RunPhases(const DispatchSetup& setup,
     StartSimdGroup(setup, position, size, i);
     files_[i] = simd_groups_[i].lane_file().data();
   }
-  ExecContext& ctx = PrepareContext(setup, fault, nullptr);
+  ExecContext& ctx = PrepareContext(setup, position, fault, nullptr);
   ctx.mask = kAllLanes;
   for (const DecodedKernel::Phase& phase : kernel.phases) {
     // Each SIMD group runs the phase's instructions, some of them under
@@ -378,6 +389,7 @@ bool ThreadgroupRunner::RunPhases(const DispatchSetup& setup,
       if (fit == 0) return false;
       JitPhase run;
       run.files = files_.data() + first;
+      run.first = first;
       run.count = static_cast<uint32_t>(std::min<uint64_t>(fit, count - first));
       uint32_t ran = 0;
       if (phase.run != nullptr) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "emu/check/finding_set.h"
 #include "emu/dispatch/dispatch.h"
 #include "emu/exec/simd_group.h"
 #include "emu/exec/streamed_stores.h"
@@ -30,6 +31,10 @@ class ThreadgroupRunner {
   // calls it at the end of each range of threadgroups a thread ran.
   void PublishStreamedStores() { FenceStreamedStores(ctx_); }
 
+  // The accesses just outside a buffer that its threadgroups made
+  // (OutOfBoundsPolicy::kReport).
+  const FindingSet& near_buffer() const { return near_buffer_; }
+
  private:
   // A kernel compiled whole (DecodedKernel::groups) on a threadgroup whose
   // width is a multiple of 32: its SIMD groups one after the other, each
@@ -43,9 +48,9 @@ class ThreadgroupRunner {
   bool RunPhases(const DispatchSetup& setup, const Size3& position,
                  const Size3& size, StopSignal& stop, SimdGroupStats& stats,
                  Fault& fault);
-  // ctx_ set for a threadgroup (after FillThreadgroupMemory).
-  ExecContext& PrepareContext(const DispatchSetup& setup, Fault& fault,
-                              KernelChecker* checker);
+  // ctx_ set for threadgroup `position` (after FillThreadgroupMemory).
+  ExecContext& PrepareContext(const DispatchSetup& setup, const Size3& position,
+                              Fault& fault, KernelChecker* checker);
   void StartSimdGroup(const DispatchSetup& setup, const Size3& position,
                       const Size3& size, uint32_t index);
   void FillThreadgroupMemory(const DispatchSetup& setup, const Size3& position);
@@ -53,6 +58,7 @@ class ThreadgroupRunner {
   // What the handlers see; kept from one threadgroup to the next for the
   // compiled code's region cache (ExecContext::jit_regions).
   ExecContext ctx_;
+  FindingSet near_buffer_;
   std::vector<SimdGroup> simd_groups_;
   std::vector<uint32_t*> files_;  // RunPhases: each SIMD group's lane file
   std::vector<uint8_t> threadgroup_memory_;

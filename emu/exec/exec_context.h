@@ -11,7 +11,9 @@
 
 namespace mtlemu::emu {
 
+class FindingSet;
 class KernelChecker;
+struct DecodedInstruction;
 
 inline constexpr int kLanes = isa::kSimdWidth;
 inline constexpr uint32_t kAllLanes = 0xffffffffu;
@@ -50,6 +52,17 @@ struct ExecContext {
   KernelChecker* checker = nullptr;
   KernelChecker* memory_checker = nullptr;
 
+  // Device accesses just outside a buffer (near_buffer.h): recorded here,
+  // with near_bytes standing in for their memory, under
+  // OutOfBoundsPolicy::kReport; null under kFault (they fault). What a
+  // finding names: the kernel's first instruction (for the pc), the
+  // threadgroup's index in the grid, and the SIMD group running (the
+  // runner sets it, and so does compiled code that runs several).
+  FindingSet* near_buffer = nullptr;
+  const DecodedInstruction* code = nullptr;
+  uint64_t threadgroup_index = 0;
+  uint32_t simdgroup = 0;
+  alignas(16) uint8_t near_bytes[64];
   JitRegion jit_regions[kJitRegions];
   // Set by compiled code that streamed a store (streamed_stores.h).
   bool streamed = false;
@@ -57,7 +70,6 @@ struct ExecContext {
   uint32_t* Slot(uint16_t s) const { return slots + s * kLanes; }
 };
 
-struct DecodedInstruction;
 using Handler = void (*)(ExecContext&, const DecodedInstruction&);
 // What a compiled run reports besides its return value. A loop: where the
 // run is followed by a conditional branch back to its first instruction (a
@@ -126,11 +138,13 @@ using JitGroupRun = uint32_t (*)(ExecContext* ctx,
 // one threadgroup one after the other, each with all 32 lanes live and its
 // own lane file (`files[i]`: the i-th's, from StartSimdGroup or the phases
 // before); ctx->mask is all lanes. `trips`: scratch for the branches'
-// masks, as for JitRun.
+// masks, as for JitRun. The code keeps ctx->simdgroup at the SIMD group
+// running (`first` plus its place in `files`).
 struct JitPhase {
   uint32_t* const* files = nullptr;
   uint32_t count = 0;
-  uint32_t done = 0;  // out: the SIMD groups that reached the phase's end
+  uint32_t first = 0;  // the threadgroup's SIMD group of files[0]
+  uint32_t done = 0;   // out: the SIMD groups that reached the phase's end
   JitTrips trips;
   // Added to: the instructions and lane-instructions run, the barrier or
   // `exit` at the end included, and those of a SIMD group that faulted,

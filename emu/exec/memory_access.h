@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "emu/exec/exec_context.h"
+#include "emu/exec/near_buffer.h"
 
 namespace mtlemu::emu {
 
@@ -214,12 +215,15 @@ inline void RecordFault(ExecContext& ctx, FaultKind kind,
   ctx.fault->is_write = is_write;
 }
 
-// Host pointer for [address, address + size) in `space` as seen by `lane`,
-// or nullptr after recording an out-of-bounds fault. `cache` remembers the
-// last device region so that lanes of one instruction skip the search.
-inline uint8_t* Translate(ExecContext& ctx, isa::AddressSpace space,
-                          uint64_t address, uint32_t size, bool is_write,
-                          int lane, const MemoryRegion*& cache) {
+// Host pointer for [address, address + size) in `space` as seen by `lane`
+// of instruction `d`, or nullptr after recording an out-of-bounds fault; a
+// device access just outside a buffer goes to NearBufferAccess when the
+// policy says so. `cache` remembers the last device region so that lanes of
+// one instruction skip the search.
+inline uint8_t* Translate(ExecContext& ctx, const DecodedInstruction& d,
+                          isa::AddressSpace space, uint64_t address,
+                          uint32_t size, bool is_write, int lane,
+                          const MemoryRegion*& cache) {
   switch (space) {
     case isa::AddressSpace::kDevice:
     case isa::AddressSpace::kConstant: {
@@ -227,7 +231,14 @@ inline uint8_t* Translate(ExecContext& ctx, isa::AddressSpace space,
       if (r == nullptr || address < r->base || size > r->length ||
           address - r->base > r->length - size) {
         r = ctx.device->Find(address, size);
-        if (r == nullptr) break;
+        if (r == nullptr) {
+          if (ctx.near_buffer != nullptr) [[unlikely]] {
+            uint8_t* near =
+                NearBufferAccess(ctx, d, space, address, size, is_write, lane);
+            if (near != nullptr) return near;
+          }
+          break;
+        }
         cache = r;
       }
       return r->host + (address - r->base);

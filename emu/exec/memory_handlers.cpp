@@ -128,7 +128,7 @@ void LoadAt(ExecContext& ctx, const DecodedInstruction& d) {
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
     const uint8_t* src =
-        Translate(ctx, d.mem.space, p.address[l], bytes, false, l, cache);
+        Translate(ctx, d, d.mem.space, p.address[l], bytes, false, l, cache);
     if (src == nullptr) return;
     if (ctx.memory_checker != nullptr) [[unlikely]] {
       ctx.memory_checker->MemoryAccess(d, d.mem.space, l, p.address[l], bytes,
@@ -198,7 +198,7 @@ void StoreAt(ExecContext& ctx, const DecodedInstruction& d) {
   ForEachActiveLane(ctx.mask, [&](int l) {
     if (ctx.faulted) return;
     uint8_t* dst =
-        Translate(ctx, d.mem.space, p.address[l], bytes, true, l, cache);
+        Translate(ctx, d, d.mem.space, p.address[l], bytes, true, l, cache);
     if (dst == nullptr) return;
     from_registers(l, dst);
     if (ctx.memory_checker != nullptr) [[unlikely]] {
@@ -301,9 +301,10 @@ using AtomicWord = std::conditional_t<
 // buffer's last element. The host bytes past the buffer may belong to
 // someone else (a NumPy array's allocation ends where its data does), so
 // such an atomic never touches them: see TailAtomic.
-uint8_t* AtomicTarget(ExecContext& ctx, AddressSpace space, uint64_t address,
-                      uint32_t bytes, bool writes, int lane,
-                      const MemoryRegion*& cache, uint32_t& in_bounds) {
+uint8_t* AtomicTarget(ExecContext& ctx, const DecodedInstruction& d,
+                      AddressSpace space, uint64_t address, uint32_t bytes,
+                      bool writes, int lane, const MemoryRegion*& cache,
+                      uint32_t& in_bounds) {
   in_bounds = bytes;
   if (bytes == 4 && space == AddressSpace::kDevice && address % 4 == 0) {
     const MemoryRegion* r = cache;
@@ -321,7 +322,7 @@ uint8_t* AtomicTarget(ExecContext& ctx, AddressSpace space, uint64_t address,
       }
     }
   }
-  return Translate(ctx, space, address, bytes, writes, lane, cache);
+  return Translate(ctx, d, space, address, bytes, writes, lane, cache);
 }
 
 // Applies `apply` (an operation on a std::atomic_ref<W>) to the word at
@@ -376,7 +377,7 @@ void Atomic(ExecContext& ctx, const DecodedInstruction& d) {
     if (ctx.faulted) return;
     const uint64_t address = LaneAddress(ctx, d.mem, d.mem.wide_base, l);
     uint32_t in_bounds;
-    uint8_t* p = AtomicTarget(ctx, d.mem.space, address, kBytes, writes, l,
+    uint8_t* p = AtomicTarget(ctx, d, d.mem.space, address, kBytes, writes, l,
                               cache, in_bounds);
     if (p == nullptr) return;
     if (reinterpret_cast<uintptr_t>(p) % kBytes != 0) {

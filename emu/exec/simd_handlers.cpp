@@ -236,7 +236,8 @@ void MatrixLoad(ExecContext& ctx, const DecodedInstruction& d) {
       const uint64_t index =
           d.inst->transpose ? c * row_stride + r : r * row_stride + c;
       const uint64_t address = base + index * kSize;
-      const uint8_t* p = Translate(ctx, space, address, kSize, false, l, cache);
+      const uint8_t* p =
+          Translate(ctx, d, space, address, kSize, false, l, cache);
       if (p == nullptr) return;
       if (ctx.memory_checker != nullptr) [[unlikely]] {
         ctx.memory_checker->MemoryAccess(d, space, l, address, kSize,
@@ -265,7 +266,7 @@ void MatrixStore(ExecContext& ctx, const DecodedInstruction& d) {
       const uint64_t index =
           d.inst->transpose ? c * stride[l] + r : r * stride[l] + c;
       const uint64_t address = base + index * kSize;
-      uint8_t* p = Translate(ctx, space, address, kSize, true, l, cache);
+      uint8_t* p = Translate(ctx, d, space, address, kSize, true, l, cache);
       if (p == nullptr) return;
       const uint32_t v = src[e * kLanes + l];
       std::memcpy(p, &v, kSize);

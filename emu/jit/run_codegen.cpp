@@ -154,6 +154,8 @@ class RunEmitter {
         b_.CreateLoad(ptr_, field(offsetof(JitPhase, files)), "files");
     llvm::Value* count =
         b_.CreateLoad(i32_, field(offsetof(JitPhase, count)), "count");
+    llvm::Value* first =
+        b_.CreateLoad(i32_, field(offsetof(JitPhase, first)), "first");
     // Every SIMD group's file holds the same uniforms; a call has at least
     // one SIMD group.
     uniform_file_ = b_.CreateLoad(ptr_, files, "uniform_file");
@@ -165,6 +167,9 @@ class RunEmitter {
                           ptr_, files, b_.CreateZExt(group_, b_.getInt64Ty())),
                       "slots");
     b_.CreateStore(slots_, FieldOf(offsetof(ExecContext, slots)));
+    // For the findings of accesses just outside a buffer.
+    b_.CreateStore(b_.CreateAdd(first, group_),
+                   FieldOf(offsetof(ExecContext, simdgroup)));
     AllLanesActive();
     // Runs, each maybe with an if-then or an if-else after it, up to the
     // barrier or `exit`; every instruction counted under its lanes.
@@ -305,6 +310,7 @@ class RunEmitter {
     EnterSimdGroup(count, end);
     ZeroRegistersIfFlushed();
     llvm::Value* simd = b_.CreateAdd(first, group_, "simdgroup_index");
+    b_.CreateStore(simd, FieldOf(offsetof(ExecContext, simdgroup)));
     llvm::Value* const at[3] = {p[0], p[1], p[2]};
     if (!WriteSpecials(simd, at, base)) return Discard();
     for (uint16_t r = 0; r < kernel_.layout.uniform_base; ++r) {

@@ -51,6 +51,8 @@ struct Outcome {
   double flops = 0;
   std::vector<std::pair<std::string, uint64_t>> by_unit;
   std::vector<std::vector<uint8_t>> buffers;
+  // The findings (accesses just outside a buffer), as Describe words them.
+  std::string findings;
 };
 
 struct Launch {
@@ -59,6 +61,8 @@ struct Launch {
   MTLSize group{1, 1, 1};
   uint64_t threadgroup_length = 0;  // for each [[threadgroup(i)]]
   bool timed = false;               // on M1's timing model
+  // Faults near a buffer too, as the random programs here expect.
+  emu::OutOfBoundsPolicy out_of_bounds = emu::OutOfBoundsPolicy::kFault;
 };
 
 // Runs `kernel` of a library made by `make` on a fresh device with the
@@ -75,6 +79,7 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
   device->options().host_threads = 1;
   device->options().timeout = std::chrono::milliseconds(20'000);
   device->options().timing = launch.timed;
+  device->options().out_of_bounds = launch.out_of_bounds;
   Result<std::shared_ptr<Library>> library = make(*device);
   if (!library.ok()) {
     out.setup_error = library.error().message;
@@ -132,6 +137,11 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
     out.instructions = commands->dispatches()[0].instructions;
     out.lane_instructions = commands->dispatches()[0].lane_instructions;
     out.jit_note = commands->dispatches()[0].executor_note;
+    if (const auto& check = commands->dispatches()[0].check) {
+      for (const emu::Finding& f : check->findings) {
+        out.findings += f.Describe(check->kernel) + "\n";
+      }
+    }
     if (const auto& timing = commands->dispatches()[0].timing) {
       out.cycles = timing->cycles;
       out.register_cache_miss_cycles = timing->register_cache_miss_cycles;
@@ -199,6 +209,7 @@ bool ExpectSame(const std::string& what, MakeLibrary make,
   EXPECT_EQ(interpreted.timed_lane_instructions, jitted.timed_lane_instructions)
       << what;
   EXPECT_EQ(interpreted.flops, jitted.flops) << what;
+  EXPECT_EQ(interpreted.findings, jitted.findings) << what;
   EXPECT_EQ(interpreted.buffers.size(), jitted.buffers.size()) << what;
   for (size_t i = 0; i < interpreted.buffers.size(); ++i) {
     const auto& a = interpreted.buffers[i];
@@ -942,6 +953,46 @@ TEST(ExecutorDifferentialTest, PiecesLongerThanTheCheckIntervalRun) {
       std::memcpy(&v, jitted.buffers[1].data() + 4 * i, 4);
       ASSERT_EQ(v, i + sum) << "thread " << i;
     }
+  }
+}
+
+// Loads just past the end of a buffer (threads 40 to 63 of each
+// threadgroup of 64, SIMD group 1), straight and with a barrier: compiled
+// whole or a phase at a time, the zeros, counts and findings (which name
+// the SIMD group compiled code was running) are the interpreter's.
+TEST(ExecutorDifferentialTest, NearBufferReadsAreTheInterpretersCompiled) {
+  for (const bool barrier : {false, true}) {
+    std::string text =
+        ".kernel k\n.buffer 0 u0 device uint in\n"
+        ".buffer 1 u2 device uint out\n"
+        "    mov.u32 r0, %thread_position_in_grid.x\n"
+        "    mov.u32 r1, %thread_position_in_threadgroup.x\n";
+    if (barrier) text += "    threadgroup_barrier.mem_threadgroup\n";
+    text +=
+        "    ld.device.u32 r2, [u0 + r1*4]\n"
+        "    add.u32 r2, r2, 1\n"
+        "    st.device.u32 [u2 + r0*4], r2\n"
+        "    exit\n.end\n";
+    Launch launch;
+    std::vector<uint32_t> in(40);
+    for (uint32_t i = 0; i < 40; ++i) in[i] = 3 * i;
+    launch.buffers = {std::vector<uint8_t>(4 * in.size()),
+                      std::vector<uint8_t>(4 * 256)};
+    std::memcpy(launch.buffers[0].data(), in.data(), 4 * in.size());
+    launch.grid = {256, 1, 1};
+    launch.group = {64, 1, 1};
+    launch.out_of_bounds = emu::OutOfBoundsPolicy::kReport;
+    const Outcome jitted = SameThenJitted(text, barrier, launch);
+    ASSERT_TRUE(jitted.ok) << jitted.fault;
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t v;
+      std::memcpy(&v, jitted.buffers[1].data() + 4 * i, 4);
+      ASSERT_EQ(v, i % 64 < 40 ? 3 * (i % 64) + 1 : 1u) << "thread " << i;
+    }
+    EXPECT_NE(jitted.findings.find("simdgroup 1, lane 8"), std::string::npos)
+        << jitted.findings;
+    EXPECT_NE(jitted.findings.find("found 96 times"), std::string::npos)
+        << jitted.findings;
   }
 }
 

@@ -308,9 +308,10 @@ TEST_F(TritonCliTest, ExpectMismatchIsExit4) {
 }
 
 TEST_F(TritonCliTest, OutOfBoundsIsAFault) {
-  // n_elements says 1024, the buffers hold 16.
-  const ProcessResult r =
-      RunTriton(kBasics, "add_kernel", "1", AddArgs(16, 1024, 1024));
+  // n_elements says 1024, the buffers hold 16: 4 KiB past the end, which
+  // the fault policy makes a fault (by default zeros and a warning).
+  const ProcessResult r = RunTriton(
+      kBasics, "add_kernel", "1", AddArgs(16, 1024, 1024), {"--oob", "fault"});
   EXPECT_EQ(r.exit_code, kExitGpuFault) << r.err;
   // The report names the kernel's Python line: the load of x.
   EXPECT_TRUE(Contains(r.err, "basics.py:13:")) << r.err;

@@ -313,18 +313,37 @@ kernel void affine(device float* out [[buffer(0)]],
   }
 }
 
-TEST(MslKernels, OutOfBoundsReportNamesTheMslLine) {
-  KernelHarness h = Compile(R"(#include <metal_stdlib>
+constexpr char kReadsPastTheEnd[] = R"(#include <metal_stdlib>
 using namespace metal;
 kernel void oob(device const float* in [[buffer(0)]],
                 device float* out [[buffer(1)]],
                 uint id [[thread_position_in_grid]]) {
   out[id] = in[id + 8];
-})",
-                            "oob");
+})";
+
+// Threads 56 to 63 read in[64] to in[71]: zeros, and a finding at the line.
+TEST(MslKernels, ReadsJustPastTheEndAreReportedAtTheMslLine) {
+  KernelHarness h = Compile(kReadsPastTheEnd, "oob");
+  h.SetBuffer(0, std::vector<float>(64, 1.0f));
+  h.SetBuffer(1, std::vector<float>(64, -1.0f));
+  ASSERT_TRUE(Runs(h, {64}, {64}));
+  const std::vector<float> out = h.Read<float>(1);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(out[i], i < 56 ? 1.0f : 0.0f) << i;
+  ASSERT_NE(h.report()->check, nullptr);
+  ASSERT_EQ(h.report()->check->findings.size(), 1u);
+  const std::string text =
+      h.report()->check->findings[0].Describe(h.report()->check->kernel);
+  EXPECT_NE(text.find("test.metal:6:"), std::string::npos) << text;
+  EXPECT_NE(text.find("found 8 times"), std::string::npos) << text;
+  EXPECT_NE(text.find("offset 256"), std::string::npos) << text;
+}
+
+TEST(MslKernels, OutOfBoundsReportNamesTheMslLine) {
+  KernelHarness h = Compile(kReadsPastTheEnd, "oob");
   h.SetBuffer(0, std::vector<float>(64, 1.0f));
   h.SetBuffer(1, std::vector<float>(64));
   ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  h.device().options().out_of_bounds = emu::OutOfBoundsPolicy::kFault;
   ASSERT_TRUE(h.DispatchThreads({64}, {64}).ok());
   ASSERT_NE(h.error(), nullptr);
   const std::string& message = h.error()->message;

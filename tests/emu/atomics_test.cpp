@@ -777,6 +777,9 @@ TEST(AtomicsTest, WordAtomicReachesTheRestOfABuffersLastWord) {
   h.SetBuffer(0, std::vector<uint16_t>{0x10, 0x20, 0x30});
   h.SetBuffer(1, std::vector<uint32_t>(3, 0));
   ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  // The third word is wholly past the end: a fault under the fault policy
+  // (under the default, NearBufferTest's zeros and a finding).
+  h.device().options().out_of_bounds = emu::OutOfBoundsPolicy::kFault;
   ASSERT_TRUE(h.DispatchThreads({3}, {3}).ok());
   ASSERT_NE(h.error(), nullptr) << "no fault";
   EXPECT_EQ(h.error()->fault.kind, emu::FaultKind::kOutOfBounds);

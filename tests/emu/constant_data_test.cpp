@@ -92,6 +92,7 @@ TEST(ConstantDataTest, ReadPastTheEndFaults) {
   ASSERT_TRUE(h.status().ok()) << h.status().error().message;
   h.SetBuffer(0, std::vector<float>(8, -1.0f));
   h.SetBytes(1, uint32_t{1});  // thread 7 reads table[8]: bytes 32..35
+  h.device().options().out_of_bounds = emu::OutOfBoundsPolicy::kFault;
   const Status s = h.DispatchThreads({8}, {8});
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_NE(h.error(), nullptr) << "the dispatch did not fault";

@@ -875,6 +875,8 @@ CommandBufferError ExpectFault(std::string_view isa, Bind bind, MTLSize grid,
     KernelHarness h(isa, "", "m1", host_threads);
     EXPECT_TRUE(h.status().ok()) << h.status().error().message;
     if (!h.status().ok()) return {};
+    // Near a buffer too (emu/exec/near_buffer.h).
+    h.device().options().out_of_bounds = emu::OutOfBoundsPolicy::kFault;
     bind(h);
     const Status s = h.DispatchThreads(grid, group);
     EXPECT_TRUE(s.ok()) << s.error().message;

@@ -375,18 +375,33 @@ TEST(SimdgroupMatrixTest, DestinationMayBeTheStrideOrBaseRegister) {
   }
 }
 
-TEST(SimdgroupMatrixTest, LoadPastTheEndFaults) {
-  // 60 floats: element (7, 4), held by lane 30 (with (7, 5); lane 31 holds
-  // (7, 6) and (7, 7)), is the first one missing.
-  KernelHarness h(R"(
+// 60 floats: element (7, 4), held by lane 30 (with (7, 5); lane 31 holds
+// (7, 6) and (7, 7)), is the first one missing.
+constexpr char kShortMatrix[] = R"(
 .kernel short_matrix
 .buffer 0 u0 device float m
     simdgroup_load.device.f32 r8, [u0], 8
     exit
 .end
-)");
+)";
+
+TEST(SimdgroupMatrixTest, LoadPastTheEndIsReported) {
+  KernelHarness h(kShortMatrix);
+  h.SetBuffer(0, std::vector<float>(60));
+  ASSERT_TRUE(Runs(h, {32}, {32}));
+  ASSERT_NE(h.report()->check, nullptr);
+  ASSERT_EQ(h.report()->check->findings.size(), 1u);
+  const emu::Finding& f = h.report()->check->findings[0];
+  EXPECT_EQ(f.count, 4u);  // the four missing elements
+  EXPECT_EQ(f.first.lane, 30u);
+  EXPECT_EQ(f.region_offset, 240);
+}
+
+TEST(SimdgroupMatrixTest, LoadPastTheEndFaults) {
+  KernelHarness h(kShortMatrix);
   h.SetBuffer(0, std::vector<float>(60));
   ASSERT_TRUE(h.status().ok()) << h.status().error().message;
+  h.device().options().out_of_bounds = emu::OutOfBoundsPolicy::kFault;
   ASSERT_TRUE(h.DispatchThreads({32}, {32}).ok());
   ASSERT_NE(h.error(), nullptr);
   EXPECT_EQ(h.error()->code, CommandBufferErrorCode::kPageFault);

@@ -178,7 +178,8 @@ def test_num_warps_and_ignored_options(capfd, monkeypatch):
 
 # --- errors ----------------------------------------------------------------------
 
-def test_out_of_bounds_store_raises_with_the_python_line():
+def test_out_of_bounds_store_raises_with_the_python_line(monkeypatch):
+    monkeypatch.setenv("TRITON_METAL_OOB", "fault")
     out = np.zeros(100, np.float32)
     with pytest.raises(triton_metal.KernelError) as e:
         kernels.unmasked_store[(1,)](out, BLOCK=128)
@@ -186,6 +187,28 @@ def test_out_of_bounds_store_raises_with_the_python_line():
     assert f"kernels.py:{line}" in str(e.value)
     assert "out-of-bounds" in str(e.value)
     assert e.value.kind == "fault"
+
+
+def test_store_just_past_the_end_warns_with_the_python_line():
+    # 28 floats past the end of the array: within the page a Mac maps, so
+    # by default they are dropped (the array's neighbour is untouched) and
+    # a warning names the line; the stores inside are done.
+    backing = np.full(128, -1.0, np.float32)
+    out = backing[:100]
+    with pytest.warns(RuntimeWarning) as record:
+        kernels.unmasked_store[(1,)](out, BLOCK=128)
+    np.testing.assert_array_equal(out, np.arange(100, dtype=np.float32))
+    np.testing.assert_array_equal(backing[100:], -1.0)
+    message = str(record[0].message)
+    assert f"kernels.py:{line_of('offs.to(tl.float32))  # no mask')}" in message
+    assert "access outside a buffer" in message
+
+
+def test_a_bad_out_of_bounds_policy_is_an_argument_error(monkeypatch):
+    monkeypatch.setenv("TRITON_METAL_OOB", "ignore")
+    with pytest.raises(triton_metal.KernelError) as e:
+        kernels.unmasked_store[(1,)](np.zeros(128, np.float32), BLOCK=128)
+    assert "TRITON_METAL_OOB" in str(e.value)
 
 
 def test_failed_device_assert_raises():

@@ -15,6 +15,7 @@ import sys
 import textwrap
 import threading
 import types
+import warnings
 
 from .. import _core
 from ..language import core as tlc
@@ -714,7 +715,8 @@ class JITFunction(KernelInterface):
         try:
             report = _core.launch(device, compiled._kernel, grid, launch_args,
                                   timing=timed, trace=traces[0] if traces else None,
-                                  checks=launch_context.kernel_check_list())
+                                  checks=launch_context.kernel_check_list(),
+                                  oob=launch_context.out_of_bounds_policy())
         except _core.LaunchError as e:
             for line in getattr(e, "printed", []):
                 print(line)
@@ -723,6 +725,8 @@ class JITFunction(KernelInterface):
             raise KernelError(str(e), getattr(e, "kind", "fault")) from None
         for line in report["printed"]:
             print(line)
+        for message in report["warnings"]:
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
         if timed and "timing_json" in report:
             timing = json.loads(report["timing_json"])
             if times is not None:

@@ -56,6 +56,13 @@ def kernel_check_list():
     return os.environ.get("TRITON_METAL_CHECK", "") if checks is None else checks
 
 
+def out_of_bounds_policy():
+    """TRITON_METAL_OOB: what an access just outside a buffer does (within
+    the 16 KiB page a Mac maps): "report" (the default: zeros read, nothing
+    stored, a RuntimeWarning naming the line) or "fault" (KernelError)."""
+    return os.environ.get("TRITON_METAL_OOB", "report")
+
+
 @contextlib.contextmanager
 def kernel_checks(checks="all"):
     """with triton_metal.kernel_checks("race,init"): ... launches ...
