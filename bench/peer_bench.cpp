@@ -13,13 +13,16 @@
 //
 //   build/bench/mtlemu_peer_bench [--runs N] [--threads N] [--only NAME]
 //                                 [--scale F] [--timed] [--skip-interpreter]
+//                                 [--schedule S]
 //
 // --threads sets mtlemu's host threads and PoCL's (POCL_MAX_PTHREAD_COUNT);
 // --scale multiplies every size (0.25 for a quick look); --timed runs mtlemu
 // in timed mode (M1, the default executor) as a further column. mtlemu runs
 // twice: on the interpreter, and on the JIT execution path (emu/jit/);
 // --skip-interpreter leaves the first out (for profiling the JIT path; the
-// timed column is then to the JIT's time). Not a test: nothing asserts.
+// timed column is then to the JIT's time). --schedule sets the order of
+// the SIMD groups (emu/dispatch/schedule.h: interleaved, the default,
+// sequential or random:SEED). Not a test: nothing asserts.
 #include <unistd.h>
 
 #include <cmath>
@@ -284,6 +287,7 @@ int Main(int argc, char** argv) {
   double scale = 1;
   bool timed = false, skip_interpreter = false;
   std::string only;
+  emu::Schedule schedule;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -299,10 +303,14 @@ int Main(int argc, char** argv) {
       timed = true;
     } else if (arg == "--skip-interpreter") {
       skip_interpreter = true;
+    } else if (arg == "--schedule" && has_value &&
+               emu::ParseSchedule(argv[i + 1]).ok()) {
+      schedule = emu::ParseSchedule(argv[++i]).value();
     } else {
       std::fprintf(stderr,
                    "usage: %s [--runs N] [--threads N] [--only NAME] "
-                   "[--scale F] [--timed] [--skip-interpreter]\n",
+                   "[--scale F] [--timed] [--skip-interpreter] "
+                   "[--schedule S]\n",
                    argv[0]);
       return 2;
     }
@@ -313,6 +321,7 @@ int Main(int argc, char** argv) {
   }
   auto device = Must(Device::Create("m1"));
   device->options().host_threads = threads;
+  device->options().schedule = schedule;
   auto library = Must(api::newLibraryWithSource(*device, kPeerMsl));
 
   std::string pocl_device;

@@ -57,9 +57,18 @@ void AddDispatchOptions(CLI::App* cmd, mtlemu::cli::RunOptions& run) {
                   "position; the same every run)")
       ->check(CLI::IsMember({"zero", "poison", "random"}));
   cmd->add_option("--check", run.checks,
-                  "Kernel checks: race, init, simd or all, comma-separated; "
-                  "findings go to stderr, and the exit code is 5 when there "
-                  "are any");
+                  "Kernel checks: race, init, simd, order (each dispatch "
+                  "twice, its SIMD groups in sequential and interleaved "
+                  "order, and the bytes that differ) or all, "
+                  "comma-separated; findings go to stderr, and the exit "
+                  "code is 5 when there are any");
+  cmd->add_option("--schedule", run.schedule,
+                  "The order of a threadgroup's SIMD groups between "
+                  "barriers: interleaved (default: they take turns at "
+                  "branches, as the GPU interleaves them, in kernels whose "
+                  "threadgroup reads and writes share a barrier interval), "
+                  "sequential (each to its barrier in turn: fastest) or "
+                  "random[:SEED] (a seeded random turn at every branch)");
   cmd->add_option("--oob", run.oob,
                   "Device accesses just outside a buffer (within the 16 KiB "
                   "page a Mac maps): report (default: zeros read, nothing "

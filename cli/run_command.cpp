@@ -275,7 +275,8 @@ int Run(const RunOptions& options) {
     throw RunError("--timeout must be a positive number of seconds");
   }
   if (options.check_report && !options.checks) {
-    throw RunError("--check-report needs --check (race, init, simd or all)");
+    throw RunError(
+        "--check-report needs --check (race, init, simd, order or all)");
   }
   if (options.checks) {
     Result<emu::CheckOptions> checks = emu::ParseCheckList(*options.checks);
@@ -287,6 +288,12 @@ int Run(const RunOptions& options) {
   }
   if (options.check_report) {
     CheckWritable("--check-report", *options.check_report);
+  }
+  if (Result<emu::Schedule> schedule = emu::ParseSchedule(options.schedule);
+      schedule.ok()) {
+    device->options().schedule = schedule.value();
+  } else {
+    throw RunError("--schedule: " + schedule.error().message);
   }
   if (Result<emu::OutOfBoundsPolicy> oob =
           emu::ParseOutOfBoundsPolicy(options.oob);

@@ -39,6 +39,8 @@ struct RunOptions {
   // --oob: device accesses just outside a buffer read zeros and are
   // reported (report), or fault (fault).
   std::string oob = "report";
+  // --schedule: interleaved, sequential, random[:SEED].
+  std::string schedule = "interleaved";
   std::optional<std::string> check_report;  // --check-report FILE.json
   bool quiet = false;
   // Timed mode: the chip's timing model (--timing, implied by the rest).

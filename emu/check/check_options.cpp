@@ -15,11 +15,14 @@ Result<CheckOptions> ParseCheckList(std::string_view list) {
       options.init = true;
     } else if (name == "simd") {
       options.simd = true;
+    } else if (name == "order") {
+      options.order = true;
     } else if (name == "all") {
-      options.race = options.init = options.simd = true;
+      options.race = options.init = options.simd = options.order = true;
     } else {
       return Error{"unknown check '" + std::string(name) +
-                   "' (expected race, init, simd or all, separated by commas)"};
+                   "' (expected race, init, simd, order or all, separated by "
+                   "commas)"};
     }
     if (comma == std::string_view::npos) break;
     start = comma + 1;
@@ -37,6 +40,7 @@ std::string CheckListText(const CheckOptions& options) {
   add(options.race, "race");
   add(options.init, "init");
   add(options.simd, "simd");
+  add(options.order, "order");
   return out;
 }
 

@@ -25,13 +25,21 @@ struct CheckOptions {
   // different mem_flags), a SIMD group that finished past a barrier the
   // others wait at.
   bool simd = false;
+  // Results that depend on the order of a threadgroup's SIMD groups: each
+  // dispatch runs twice, the SIMD groups in sequential and in interleaved
+  // order (emu/dispatch/schedule.h), and the bytes that differ are
+  // findings, with the threadgroup reads and writes that no barrier
+  // orders (order_check.h). Every buffer of the device is copied for it,
+  // and put back between the runs: nothing else may run on the device
+  // meanwhile.
+  bool order = false;
   // The most memory the device-memory race check keeps for its records of
   // device accesses (about 40 bytes for each run of consecutive lanes);
   // threadgroups past it go unchecked for device races, and the report
   // says from which one.
   uint64_t device_record_limit_bytes = uint64_t{1} << 30;
 
-  bool any() const { return race || init || simd; }
+  bool any() const { return race || init || simd || order; }
 };
 
 // "race", "init", "simd", "all", or a comma-separated list of them.

@@ -23,6 +23,10 @@ std::string Thread(const FindingAccess& a) {
 }
 
 std::string Side(const FindingAccess& a) {
+  if (!a.has_thread) {
+    return fmt::format("{} at {} (instruction {})", AccessTypeName(a.type),
+                       Where(a), a.pc);
+  }
   return fmt::format("{} by {} at {} (instruction {})", AccessTypeName(a.type),
                      Thread(a), Where(a), a.pc);
 }
@@ -72,6 +76,8 @@ std::string_view FindingKindName(FindingKind kind) {
       return "barrier skipped by a SIMD group";
     case FindingKind::kNearBufferAccess:
       return "access outside a buffer";
+    case FindingKind::kOrderDependentResult:
+      return "result that depends on the order of SIMD groups";
   }
   return "?";
 }
@@ -90,6 +96,8 @@ std::string_view FindingCheckName(FindingKind kind) {
       return "simd";
     case FindingKind::kNearBufferAccess:
       return "oob";
+    case FindingKind::kOrderDependentResult:
+      return "order";
   }
   return "?";
 }
@@ -116,7 +124,11 @@ std::string Finding::Describe(std::string_view kernel) const {
   std::string out = first.source_file.empty() ? "" : Where(first) + ": ";
   out += fmt::format("{} in kernel '{}'", FindingKindName(kind), kernel);
   if (count > 1) out += fmt::format(" (found {} times)", count);
-  out += "\n  " + Side(first);
+  // (An order-dependent result without threadgroup accesses to name has
+  // no first access.)
+  if (first.type != AccessType::kNone || first.has_thread) {
+    out += "\n  " + Side(first);
+  }
   if (second) out += "\n  " + Side(*second);
   if (space != isa::AddressSpace::kNone) {
     out += fmt::format("\n  {} byte{} at {} address 0x{:x}", size,

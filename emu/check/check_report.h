@@ -29,11 +29,17 @@ struct FindingAccess {
   std::array<uint32_t, 3> thread_position{};  // in the grid
   uint32_t simdgroup = 0;
   uint32_t lane = 0;
+  // False where the access is an instruction only, of no one thread (the
+  // order check's): the thread fields say nothing then.
+  bool has_thread = true;
 };
 
 struct Finding {
   FindingKind kind = FindingKind::kThreadgroupRace;
-  FindingAccess first;                  // the earlier access (or the only one)
+  // The earlier access (or the only one); type kNone where the finding
+  // has no access (an order-dependent result with no unordered
+  // threadgroup accesses to name).
+  FindingAccess first;
   std::optional<FindingAccess> second;  // the other thread, when there is one
   isa::AddressSpace space = isa::AddressSpace::kNone;
   uint64_t address = 0;

@@ -25,6 +25,9 @@ enum class FindingKind : uint8_t {
   // A device or constant access just outside a buffer, which read zeros or
   // stored nothing (emu/exec/near_buffer.h): found whatever checks are on.
   kNearBufferAccess,
+  // Bytes a dispatch wrote differently in sequential and interleaved order
+  // (CheckOptions::order; made whole by the order check, never raw).
+  kOrderDependentResult,
 };
 
 enum class AccessType : uint8_t {

@@ -119,6 +119,7 @@ void CommandBuffer::commit() {
       return DescribeAddress(*memory, command, address, offset);
     };
     setup.out_of_bounds = options.out_of_bounds;
+    setup.schedule = options.schedule;
     if (options.checks.any()) {
       setup.checks = &options.checks;
       if (options.checks.init) setup.uninitialized = Uninitialized(command);

@@ -49,6 +49,9 @@ struct EmulatorOptions {
   // check (kReport, what a Mac's answer needs); or a fault (kFault), as
   // every access farther away is (emu/exec/near_buffer.h).
   emu::OutOfBoundsPolicy out_of_bounds = emu::OutOfBoundsPolicy::kReport;
+  // The order of a threadgroup's SIMD groups between barriers
+  // (emu/dispatch/schedule.h): interleaved by default, as on the GPU.
+  emu::Schedule schedule;
   // Kernel checks (races, uninitialized reads, SIMD-group misuse): each
   // dispatch's findings are in its DispatchReport::check.
   emu::CheckOptions checks;

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "emu/dispatch/dispatch_checks.h"
+#include "emu/dispatch/order_check.h"
 #include "emu/dispatch/threadgroup_runner.h"
 
 namespace mtlemu::emu {
@@ -87,6 +88,9 @@ void CompleteFault(const DispatchSetup& setup, Fault& fault) {
 }  // namespace
 
 DispatchResult RunDispatch(const DispatchSetup& setup) {
+  if (setup.checks != nullptr && setup.checks->order) {
+    return RunDispatchInTwoOrders(setup);
+  }
   const auto start = std::chrono::steady_clock::now();
   const DispatchGrid& g = setup.grid;
   const uint64_t total = static_cast<uint64_t>(g.threadgroups[0]) *

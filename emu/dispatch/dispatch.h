@@ -15,6 +15,7 @@
 #include "emu/check/check_report.h"
 #include "emu/check/kernel_checker.h"
 #include "emu/dispatch/grid.h"
+#include "emu/dispatch/schedule.h"
 #include "emu/exec/decoded_kernel.h"
 #include "emu/exec/fault.h"
 #include "emu/exec/near_buffer.h"
@@ -73,6 +74,8 @@ struct DispatchSetup {
   // Device accesses just outside a buffer: zeros and a finding (in
   // DispatchResult::check), or a fault (emu/exec/near_buffer.h).
   OutOfBoundsPolicy out_of_bounds = OutOfBoundsPolicy::kReport;
+  // The order of a threadgroup's SIMD groups between barriers.
+  Schedule schedule;
   TraceSink* timing = nullptr;  // timed mode when set
   // The kernel checks to run (none when null or none is on), and for the
   // init check the buffers created without contents, sorted by address.

@@ -77,20 +77,28 @@ void DispatchChecks::EndBatch() {
   for (KernelChecker& c : checkers_) c.StopDeviceRecords();
 }
 
+FindingAccess InstructionAccess(const DispatchSetup& setup, uint32_t pc,
+                                AccessType type) {
+  const isa::Kernel& kernel = *setup.kernel->kernel;
+  FindingAccess a;
+  a.type = type;
+  a.pc = pc;
+  a.has_thread = false;
+  if (pc < kernel.code.size()) {
+    a.location = kernel.code[pc].location;
+    if (a.location.file < setup.files.size()) {
+      a.source_file = setup.files[a.location.file];
+    }
+  }
+  return a;
+}
+
 namespace {
 
 FindingAccess CompleteSide(const DispatchSetup& setup_,
                            const FindingSide& side) {
-  const isa::Kernel& kernel = *setup_.kernel->kernel;
-  FindingAccess a;
-  a.type = side.type;
-  a.pc = side.pc;
-  if (side.pc < kernel.code.size()) {
-    a.location = kernel.code[side.pc].location;
-    if (a.location.file < setup_.files.size()) {
-      a.source_file = setup_.files[a.location.file];
-    }
-  }
+  FindingAccess a = InstructionAccess(setup_, side.pc, side.type);
+  a.has_thread = true;
   a.threadgroup_position = ThreadgroupPosition(setup_.grid, side.threadgroup);
   const Size3 size = ThreadgroupSize(setup_.grid, a.threadgroup_position);
   a.thread_position = ThreadPositionInGrid(setup_.grid, a.threadgroup_position,
@@ -193,6 +201,8 @@ Finding Complete(const DispatchSetup& setup_, const RawFinding& raw) {
           raw.first.type == AccessType::kRead ? "reads" : "writes",
           raw.first.type == AccessType::kRead ? "read as zero"
                                               : "were not written");
+      break;
+    case FindingKind::kOrderDependentResult:  // never raw
       break;
     case FindingKind::kMismatchedBarrier: {
       const uint8_t a = kernel.code[raw.first.pc].mem_flags;

@@ -16,6 +16,10 @@
 
 namespace mtlemu::emu {
 
+// Instruction `pc` as a finding names it: its source line, no thread.
+FindingAccess InstructionAccess(const DispatchSetup& setup, uint32_t pc,
+                                AccessType type);
+
 // `all` in source terms, appended to `report`: one finding per kind and
 // pair of source lines, with the counts summed.
 void AppendFindings(const DispatchSetup& setup, const FindingSet& all,

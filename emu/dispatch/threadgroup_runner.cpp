@@ -11,6 +11,15 @@ namespace {
 
 using isa::SpecialRegister;
 
+// The next number of the SplitMix64 sequence that `state` is at.
+uint64_t SplitMix64(uint64_t& state) {
+  state += 0x9e3779b97f4a7c15ull;
+  uint64_t z = state;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 // Fills the slot of one special register for all lanes of SIMD group
 // `simd` in a threadgroup of `size` at `position`.
 void FillSpecial(SpecialRegister sr, uint32_t* slot, const DispatchGrid& g,
@@ -187,11 +196,7 @@ void ThreadgroupRunner::FillThreadgroupMemory(const DispatchSetup& setup,
   uint64_t state = (uint64_t{position[2]} << 42) ^
                    (uint64_t{position[1]} << 21) ^ position[0];
   for (uint32_t i = 0; i < length; i += 8) {
-    state += 0x9e3779b97f4a7c15ull;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    const uint64_t z = SplitMix64(state);
     for (uint32_t b = 0; b < 8 && i + b < length; ++b) {
       threadgroup_memory_[i + b] = static_cast<uint8_t>(z >> (8 * b));
     }
@@ -242,12 +247,19 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
     return true;
   }
   const DecodedKernel& kernel = *setup.kernel;
-  if (kernel.groups != nullptr && trace == nullptr && checker == nullptr &&
-      size[0] % kLanes == 0 && kernel.kernel->thread_memory == 0) {
+  // Taking turns from branch to branch needs the SIMD groups each in its
+  // own SimdGroup::Run (schedule.h).
+  const SimdgroupOrder order = setup.schedule.order;
+  const bool interleave =
+      Interleaves(setup.schedule, !kernel.unordered_accesses.empty());
+  if (!interleave && kernel.groups != nullptr && trace == nullptr &&
+      checker == nullptr && size[0] % kLanes == 0 &&
+      kernel.kernel->thread_memory == 0) {
     return RunWhole(setup, position, size, stop, stats, fault);
   }
-  if (!kernel.phases.empty() && trace == nullptr && checker == nullptr &&
-      threads % kLanes == 0 && kernel.kernel->thread_memory == 0) {
+  if (!interleave && !kernel.phases.empty() && trace == nullptr &&
+      checker == nullptr && threads % kLanes == 0 &&
+      kernel.kernel->thread_memory == 0) {
     return RunPhases(setup, position, size, stop, stats, fault);
   }
   const uint32_t count = (threads + kLanes - 1) / kLanes;
@@ -275,22 +287,56 @@ bool ThreadgroupRunner::Run(const DispatchSetup& setup, const Size3& position,
   ExecContext& ctx = PrepareContext(setup, position, fault, checker);
   ctx.thread_memory_size = thread_memory;
   if (checker != nullptr) told_.assign(count, false);
+  // SIMD group i on until its barrier, exit or fault (or, interleaved, its
+  // next branch); false on a fault or stop.
+  const auto run = [&](uint32_t i) {
+    SimdGroup& sg = simd_groups_[i];
+    ctx.slots = sg.lane_file().data();
+    ctx.thread_memory =
+        thread_memory_.data() + static_cast<size_t>(thread_memory) * kLanes * i;
+    ctx.simdgroup = i;
+    if (checker != nullptr) checker->SetSimdgroup(i);
+    if (sg.Run(kernel, ctx, stop, stats, interleave) ==
+        SimdGroupStatus::kFaulted) {
+      if (ctx.faulted) Locate(fault, setup, position, size, i, sg.pc());
+      return false;
+    }
+    return true;
+  };
+  // kRandom: the seed and the threadgroup's index pick each turn.
+  uint64_t random =
+      setup.schedule.seed ^ (ctx.threadgroup_index * 0x9e3779b97f4a7c15ull);
   while (true) {
+    if (order == SimdgroupOrder::kRandom) {
+      ready_.clear();
+      for (uint32_t i = 0; i < count; ++i) {
+        if (simd_groups_[i].status() == SimdGroupStatus::kReady) {
+          ready_.push_back(i);
+        }
+      }
+      while (!ready_.empty()) {
+        const size_t k = SplitMix64(random) % ready_.size();
+        if (!run(ready_[k])) return false;
+        if (simd_groups_[ready_[k]].status() != SimdGroupStatus::kReady) {
+          ready_[k] = ready_.back();
+          ready_.pop_back();
+        }
+      }
+    } else {
+      // Sequential: one round, each to its barrier; interleaved: rounds of
+      // a turn each, in index order, until none is ready.
+      for (bool any_ready = true; any_ready;) {
+        any_ready = false;
+        for (uint32_t i = 0; i < count; ++i) {
+          if (simd_groups_[i].status() != SimdGroupStatus::kReady) continue;
+          if (!run(i)) return false;
+          any_ready |= simd_groups_[i].status() == SimdGroupStatus::kReady;
+        }
+      }
+    }
     bool any_at_barrier = false;
     for (uint32_t i = 0; i < count; ++i) {
-      SimdGroup& sg = simd_groups_[i];
-      if (sg.status() != SimdGroupStatus::kReady) continue;
-      ctx.slots = sg.lane_file().data();
-      ctx.thread_memory = thread_memory_.data() +
-                          static_cast<size_t>(thread_memory) * kLanes * i;
-      ctx.simdgroup = i;
-      if (checker != nullptr) checker->SetSimdgroup(i);
-      const SimdGroupStatus status = sg.Run(*setup.kernel, ctx, stop, stats);
-      if (status == SimdGroupStatus::kFaulted) {
-        if (ctx.faulted) Locate(fault, setup, position, size, i, sg.pc());
-        return false;
-      }
-      any_at_barrier |= status == SimdGroupStatus::kAtBarrier;
+      any_at_barrier |= simd_groups_[i].status() == SimdGroupStatus::kAtBarrier;
     }
     if (!any_at_barrier) return true;
     if (checker != nullptr) {

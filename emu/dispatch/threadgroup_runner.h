@@ -69,6 +69,7 @@ class ThreadgroupRunner {
   std::vector<std::pair<uint32_t, uint32_t>> at_barrier_;
   std::vector<std::pair<uint32_t, uint32_t>> finished_;
   std::vector<bool> told_;
+  std::vector<uint32_t> ready_;  // kRandom: the SIMD groups ready to run
 };
 
 }  // namespace mtlemu::emu

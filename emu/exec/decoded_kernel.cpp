@@ -187,6 +187,10 @@ bool DecodeKernel(const isa::Kernel& kernel, DecodedKernel& out,
     out.code.push_back(d);
   }
   MarkStraightRuns(out.code);
+  for (uint32_t pc : ReadsAfterWrites(out.code)) {
+    out.code[pc].yield_before = true;
+  }
+  out.unordered_accesses = FindUnorderedThreadgroupAccesses(out.code);
   out.layout = slots.Finish();
   return true;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "emu/exec/exec_context.h"
+#include "emu/exec/unordered_accesses.h"
 #include "isa/module.h"
 
 namespace mtlemu::emu {
@@ -44,6 +45,10 @@ struct DecodedKernel {
     JitPhaseRun run = nullptr;  // null: no instruction before `end`
   };
   std::vector<Phase> phases;
+  // Threadgroup reads and writes that share a barrier interval
+  // (unordered_accesses.h): where there are any, the order of the SIMD
+  // groups can change a result, and the dispatch interleaves them.
+  std::vector<UnorderedAccesses> unordered_accesses;
   // Why the JIT was asked for and not used (its compile failed), else
   // empty: the kernel then runs on the interpreter alone.
   std::string jit_note;

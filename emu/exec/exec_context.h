@@ -209,6 +209,15 @@ struct DecodedInstruction {
   // The code that `jit` runs touches no memory and cannot fault: timed
   // mode runs it as well, recording its instructions in stretches.
   bool jit_alu_only = false;
+  // The code that `jit` runs takes a branch too (an if-then's or an
+  // if-else's): SIMD groups that take turns at every branch
+  // (SimdGroup::Run's `step`) run the run's handlers instead.
+  bool jit_branches = false;
+  // A threadgroup read after a threadgroup write with no branch or barrier
+  // between (unordered_accesses.h): stepping SIMD groups take turns before
+  // it, so that all write before any reads (SimdGroup::Run then ends the
+  // run's handlers there, and calls no compiled code across it).
+  bool yield_before = false;
   const isa::Instruction* inst = nullptr;
 };
 

@@ -25,6 +25,7 @@ bool StopSignal::ShouldStop() {
 void SimdGroup::Start(uint32_t live_mask) {
   live_ = live_mask;
   finished_after_ = 0;
+  stepped_ = false;
   stack_.clear();
   stack_.push_back({0, kNoReconvergence, live_mask});
   status_ = live_mask ? SimdGroupStatus::kReady : SimdGroupStatus::kDone;
@@ -76,6 +77,16 @@ struct LocalStats : SimdGroupStats {
 // body or of the if-else's taken way (which starts at `body_at`), `other`
 // of the if-else's way that fell through, with its `br`; up to the
 // instruction that faulted, if one did. `last`: the last instruction run.
+// The first instruction of the run [begin + 1, end) that stepping SIMD
+// groups wait before (yield_before), else 0.
+uint32_t WaitBefore(const DecodedInstruction* code, uint32_t begin,
+                    uint32_t end) {
+  for (uint32_t pc = begin + 1; pc < end; ++pc) {
+    if (code[pc].yield_before) return pc;
+  }
+  return 0;
+}
+
 struct JitArms {
   uint32_t head = 0;
   uint32_t body = 0;
@@ -163,11 +174,16 @@ uint32_t SimdGroup::RunTraced(const DecodedInstruction* code, ExecContext& ctx,
 }
 
 SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
-                               StopSignal& stop, SimdGroupStats& total) {
+                               StopSignal& stop, SimdGroupStats& total,
+                               bool step) {
   LocalStats stats(total);
   const DecodedInstruction* code = kernel.code.data();
-  // The instruction run before this one (for finished_after_).
-  uint32_t current = pc() > 0 ? pc() - 1 : 0;
+  // The instruction run last (for finished_after_): before the one at pc()
+  // after a barrier, the branch where a step ended.
+  uint32_t current = stepped_ ? stepped_at_ : pc() > 0 ? pc() - 1 : 0;
+  stepped_ = false;
+  // A step may begin at an instruction that others wait before.
+  const uint32_t resumed_at = pc();
   uint32_t previous = current;
   while (true) {
     if (stack_.empty()) return status_ = SimdGroupStatus::kDone;
@@ -182,14 +198,20 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       counted_lanes_ = static_cast<uint64_t>(std::popcount(mask));
     }
     const DecodedInstruction& d = code[top.pc];
-    if (d.jit != nullptr && (trace_ == nullptr || d.jit_alu_only)) {
+    if (step && d.yield_before && top.pc != resumed_at) return Stepped(current);
+    // Stepping: where the run has an instruction to wait before, its
+    // handlers up to it.
+    const uint32_t wait_at = step ? WaitBefore(code, top.pc, d.run_end) : 0;
+    if (d.jit != nullptr && (trace_ == nullptr || d.jit_alu_only) &&
+        !(step && (d.jit_branches || wait_at != 0))) {
       // Compiled code: a straight run, maybe a loop round it or an if-then
       // after it (JitTrips). The budget keeps until_check at 1 or more.
       const uint32_t n = d.run_end > top.pc ? d.run_end - top.pc : 0;
       if (stop.Spend(n)) return status_ = SimdGroupStatus::kFaulted;
       ctx.mask = mask;
       // Each time round a compiled loop is the run and its branch.
-      JitTrips trips{stop.until_check - 1, 0};
+      // A stepping SIMD group leaves the loop's branch to the switch below.
+      JitTrips trips{step ? 0 : stop.until_check - 1, 0};
       const uint32_t ran = d.jit(&ctx, code, &trips);
       const uint64_t looped = trips.taken * (n + 1);
       stop.until_check -= looped;
@@ -261,7 +283,7 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
       continue;
     } else if (d.run_end > top.pc) {
       // A straight run: its handlers back to back, under one mask.
-      const uint32_t end = d.run_end;
+      const uint32_t end = wait_at != 0 ? wait_at : d.run_end;
       const uint64_t n = end - top.pc;
       if (stop.Spend(n)) return status_ = SimdGroupStatus::kFaulted;
       ctx.mask = mask;
@@ -304,6 +326,7 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
         break;
       case Flow::kBranch:
         top.pc = d.target;
+        if (step) return Stepped(current);
         break;
       case Flow::kBranchNonZero:
       case Flow::kBranchZero: {
@@ -342,6 +365,7 @@ SimdGroupStatus SimdGroup::Run(const DecodedKernel& kernel, ExecContext& ctx,
           }
           stack_.push_back({d.target, reconverge, taken});
         }
+        if (step) return Stepped(current);
         break;
       }
       case Flow::kExit:

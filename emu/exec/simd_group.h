@@ -79,9 +79,16 @@ class SimdGroup {
   // file must already hold uniforms, specials and immediates.
   void Start(uint32_t live_mask);
 
-  // Runs until exit, a barrier, a fault (ctx.faulted) or the stop signal.
+  // Runs until exit, a barrier, a fault (ctx.faulted) or the stop signal;
+  // with `step`, also until it has taken a branch or reached an
+  // instruction to wait before (yield_before; status kReady), so that
+  // the SIMD groups of a threadgroup can take turns (interleaved order:
+  // emu/dispatch/schedule.h). Stepping goes from branch to branch on
+  // either executor: compiled code that would take a branch itself (a
+  // loop round a run, an if-then) is called without it, or not at all.
   SimdGroupStatus Run(const DecodedKernel& kernel, ExecContext& ctx,
-                      StopSignal& stop, SimdGroupStats& stats);
+                      StopSignal& stop, SimdGroupStats& stats,
+                      bool step = false);
 
   SimdGroupStatus status() const { return status_; }
   void ReleaseBarrier() { status_ = SimdGroupStatus::kReady; }
@@ -115,6 +122,13 @@ class SimdGroup {
   uint32_t RunTraced(const DecodedInstruction* code, ExecContext& ctx,
                      uint32_t begin, uint32_t end, uint32_t mask);
 
+  // A step's end at the branch `at`, which the next Run call starts after.
+  SimdGroupStatus Stepped(uint32_t at) {
+    stepped_ = true;
+    stepped_at_ = at;
+    return status_;
+  }
+
   SimdGroupTrace* trace_ = nullptr;
   TraceGeometry geometry_;
   std::vector<uint32_t> lane_file_;
@@ -126,6 +140,8 @@ class SimdGroup {
   uint32_t counted_mask_ = 0;
   uint64_t counted_lanes_ = 0;
   uint32_t finished_after_ = 0;
+  bool stepped_ = false;
+  uint32_t stepped_at_ = 0;
   SimdGroupStatus status_ = SimdGroupStatus::kDone;
 };
 

@@ -201,6 +201,7 @@ bool CompileRuns(DecodedKernel& kernel, std::string& note) {
   for (size_t i = 0; i < runs.size(); ++i) {
     DecodedInstruction& d = kernel.code[runs[i].begin];
     d.jit = found[i];
+    d.jit_branches = runs[i].join != 0;
     // The run, and the if-then's branch and body where there is one.
     d.jit_alu_only =
         std::all_of(kernel.code.begin() + runs[i].begin,

@@ -28,6 +28,8 @@ class AddressMap {
   // it, else whichever of the regions below and above is closer; nullptr
   // when nothing is mapped.
   const MemoryRegion* Nearest(uint64_t address) const;
+  // Every region, by address.
+  const std::vector<MemoryRegion>& regions() const { return regions_; }
 
  private:
   friend class DeviceMemory;

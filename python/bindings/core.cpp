@@ -226,7 +226,8 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
                 std::tuple<uint64_t, uint64_t, uint64_t> grid,
                 const std::vector<std::pair<std::string, py::object>>& args,
                 bool timing, std::optional<std::string> trace, int host_threads,
-                const std::string& checks, const std::string& oob) {
+                const std::string& checks, const std::string& oob,
+                const std::string& schedule) {
   Device& d = device.device();
   std::map<std::string, api::TritonArgValue> values;
   for (const auto& [name, value] : args) {
@@ -259,25 +260,24 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
   CommandBufferDescriptor descriptor;
   descriptor.options = d.options();
   EmulatorOptions& options = descriptor.options;
-  options.checks = {};
-  if (!checks.empty()) {
-    Result<emu::CheckOptions> parsed = emu::ParseCheckList(checks);
+  // The environment's settings, each parsed or an argument error naming it.
+  const auto setting = [](auto parsed, const char* name,
+                          const std::string& text) {
     if (!parsed.ok()) {
       throw LaunchFailure{
-          "TRITON_METAL_CHECK='" + checks + "': " + parsed.error().message,
+          std::string(name) + "='" + text + "': " + parsed.error().message,
           "argument",
           {}};
     }
-    options.checks = parsed.value();
-  }
-  Result<emu::OutOfBoundsPolicy> policy = emu::ParseOutOfBoundsPolicy(oob);
-  if (!policy.ok()) {
-    throw LaunchFailure{
-        "TRITON_METAL_OOB='" + oob + "': " + policy.error().message,
-        "argument",
-        {}};
-  }
-  options.out_of_bounds = policy.value();
+    return parsed.value();
+  };
+  options.checks = checks.empty() ? emu::CheckOptions{}
+                                  : setting(emu::ParseCheckList(checks),
+                                            "TRITON_METAL_CHECK", checks);
+  options.out_of_bounds =
+      setting(emu::ParseOutOfBoundsPolicy(oob), "TRITON_METAL_OOB", oob);
+  options.schedule =
+      setting(emu::ParseSchedule(schedule), "TRITON_METAL_SCHEDULE", schedule);
   options.timing = timing || trace.has_value();
   options.timeline = trace.has_value();
   options.host_threads = host_threads;
@@ -455,6 +455,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("grid"), py::arg("args"), py::arg("timing") = false,
         py::arg("trace") = py::none(), py::arg("host_threads") = 0,
         py::arg("checks") = "", py::arg("oob") = "report",
+        py::arg("schedule") = "interleaved",
         "Launches a compiled kernel over `grid` programs.");
   m.def("builtin_module_names", &mtlemu::triton::frontend::BuiltinModuleNames,
         py::arg("module"),

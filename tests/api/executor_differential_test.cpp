@@ -63,6 +63,7 @@ struct Launch {
   bool timed = false;               // on M1's timing model
   // Faults near a buffer too, as the random programs here expect.
   emu::OutOfBoundsPolicy out_of_bounds = emu::OutOfBoundsPolicy::kFault;
+  emu::Schedule schedule;  // the default, interleaved
 };
 
 // Runs `kernel` of a library made by `make` on a fresh device with the
@@ -80,6 +81,7 @@ Outcome RunOn(emu::Executor executor, MakeLibrary make,
   device->options().timeout = std::chrono::milliseconds(20'000);
   device->options().timing = launch.timed;
   device->options().out_of_bounds = launch.out_of_bounds;
+  device->options().schedule = launch.schedule;
   Result<std::shared_ptr<Library>> library = make(*device);
   if (!library.ok()) {
     out.setup_error = library.error().message;
@@ -993,6 +995,115 @@ TEST(ExecutorDifferentialTest, NearBufferReadsAreTheInterpretersCompiled) {
         << jitted.findings;
     EXPECT_NE(jitted.findings.find("found 96 times"), std::string::npos)
         << jitted.findings;
+  }
+}
+
+// SIMD groups that take turns at branches (the interleaved schedule) on a
+// kernel with a race that order hides: each thread sums eight slots 25 to
+// 32 on from its own in a loop (which the JIT compiles as a loop), and
+// lanes 0 to 15 then overwrite their own in an if-then (compiled with the
+// run before it), with no barrier between. Both executors step from branch
+// to branch alike, so every SIMD group reads before any writes: the
+// race-free sums, a plain loop's. Run one after the other, SIMD group 7
+// reads the slots of SIMD group 0 after it overwrote them.
+TEST(ExecutorDifferentialTest, InterleavedSimdGroupsAreTheSameCompiled) {
+  const std::string text = R"(
+.kernel k
+.buffer 0 u0 device uint in
+.buffer 1 u2 device uint out
+.threadgroup_memory 1024
+    mov.u32 r0, %thread_position_in_grid.x
+    mov.u32 r1, %thread_index_in_threadgroup
+    mov.u32 r9, %thread_index_in_simdgroup
+    ld.device.u32 r2, [u0 + r0*4]
+    st.threadgroup.u32 [r1*4], r2
+    threadgroup_barrier.mem_threadgroup
+    mov.u32 r3, 0
+    mov.u32 r4, 8
+loop:
+    add.u32 r5, r1, r4
+    add.u32 r5, r5, 24
+    and.u32 r5, r5, 255
+    ld.threadgroup.u32 r6, [r5*4]
+    add.u32 r3, r3, r6
+    sub.u32 r4, r4, 1
+    bnz r4, loop, done
+done:
+    lt.u32 r7, r9, 16
+    bz r7, skip, skip
+    st.threadgroup.u32 [r1*4], r3
+skip:
+    threadgroup_barrier.mem_threadgroup
+    ld.threadgroup.u32 r8, [r1*4]
+    st.device.u32 [u2 + r0*4], r8
+    exit
+.end
+)";
+  std::vector<uint32_t> in(512);
+  for (uint32_t i = 0; i < 512; ++i) in[i] = i * 7 + 1;
+  Launch launch;
+  launch.buffers = {std::vector<uint8_t>(4 * 512),
+                    std::vector<uint8_t>(4 * 512)};
+  std::memcpy(launch.buffers[0].data(), in.data(), 4 * 512);
+  launch.grid = {512, 1, 1};
+  launch.group = {256, 1, 1};
+  const auto make = [&](Device& device) {
+    return device.newLibraryWithISA(text, "kernel.s");
+  };
+  ASSERT_TRUE(ExpectSame("interleaved", make, "k", launch));
+  const Outcome interleaved = RunOn(emu::Executor::kJit, make, "k", launch);
+  ASSERT_TRUE(interleaved.ok) << interleaved.fault;
+  for (uint32_t i = 0; i < 512; ++i) {
+    const uint32_t tg = i / 256 * 256, tid = i % 256;
+    uint32_t want = in[i];
+    if (tid % 32 < 16) {
+      want = 0;
+      for (uint32_t k = 1; k <= 8; ++k) want += in[tg + (tid + 24 + k) % 256];
+    }
+    uint32_t v;
+    std::memcpy(&v, interleaved.buffers[1].data() + 4 * i, 4);
+    ASSERT_EQ(v, want) << "thread " << i;
+  }
+  launch.schedule.order = emu::SimdgroupOrder::kSequential;
+  ASSERT_TRUE(ExpectSame("sequential", make, "k", launch));
+  EXPECT_NE(RunOn(emu::Executor::kJit, make, "k", launch).buffers[1],
+            interleaved.buffers[1]);
+  launch.schedule = {emu::SimdgroupOrder::kRandom, 3};
+  ASSERT_TRUE(ExpectSame("random", make, "k", launch));
+}
+
+// A barrier missing between a write and a read of the next thread's slot,
+// in one straight run: interleaved, the SIMD groups take turns before the
+// read (DecodedInstruction::yield_before), so every thread reads what the
+// next one wrote, on both executors.
+TEST(ExecutorDifferentialTest, ReadsAfterWritesWaitForEverySimdGroup) {
+  const std::string text = R"(
+.kernel k
+.buffer 0 u0 device uint out
+.threadgroup_memory 1024
+    mov.u32 r0, %thread_position_in_grid.x
+    mov.u32 r1, %thread_index_in_threadgroup
+    st.threadgroup.u32 [r1*4], r0
+    add.u32 r2, r1, 1
+    and.u32 r2, r2, 255
+    ld.threadgroup.u32 r3, [r2*4]
+    st.device.u32 [u0 + r0*4], r3
+    exit
+.end
+)";
+  Launch launch;
+  launch.buffers = {std::vector<uint8_t>(4 * 512)};
+  launch.grid = {512, 1, 1};
+  launch.group = {256, 1, 1};
+  const auto make = [&](Device& device) {
+    return device.newLibraryWithISA(text, "kernel.s");
+  };
+  ASSERT_TRUE(ExpectSame("interleaved", make, "k", launch));
+  const Outcome jitted = RunOn(emu::Executor::kJit, make, "k", launch);
+  for (uint32_t i = 0; i < 512; ++i) {
+    uint32_t v;
+    std::memcpy(&v, jitted.buffers[0].data() + 4 * i, 4);
+    ASSERT_EQ(v, i / 256 * 256 + (i + 1) % 256) << "thread " << i;
   }
 }
 

@@ -218,6 +218,11 @@ class KernelChecksTest : public ::testing::Test {
     CommandBufferDescriptor descriptor;
     descriptor.options.checks = checks;
     descriptor.options.host_threads = host_threads;
+    // The examples below are those of SIMD groups that run one after the
+    // other (a race's first access is SIMD group 0's; SIMD group 1 has not
+    // written what thread 31 reads); the interleaved order is
+    // tests/compiler/msl_schedule_test.cpp's.
+    descriptor.options.schedule = {emu::SimdgroupOrder::kSequential};
     auto commands =
         device_->newCommandQueue()->commandBufferWithDescriptor(descriptor);
     auto encoder = commands->computeCommandEncoder();

@@ -240,6 +240,21 @@ def test_kernel_checks_raise_with_the_python_line(monkeypatch):
     assert "unknown check 'races'" in str(e.value)
 
 
+def test_schedules_give_a_race_free_kernel_the_same_result(monkeypatch):
+    x = np.arange(256, dtype=np.float32)
+    want = x + x
+    for schedule in ("sequential", "random:7", "interleaved"):
+        monkeypatch.setenv("TRITON_METAL_SCHEDULE", schedule)
+        out = np.zeros(256, np.float32)
+        kernels.add_kernel[(1,)](x, x, out, 256, BLOCK=256)
+        np.testing.assert_array_equal(out, want)
+    monkeypatch.setenv("TRITON_METAL_SCHEDULE", "lockstep")
+    with pytest.raises(triton_metal.KernelError) as e:
+        kernels.add_kernel[(1,)](x, x, out, 256, BLOCK=256)
+    assert "TRITON_METAL_SCHEDULE='lockstep'" in str(e.value)
+    assert e.value.kind == "argument"
+
+
 def test_device_print_goes_to_stdout(capsys):
     kernels.printing[(1,)](np.array([0.5, 1.5], np.float32), N=2)
     assert capsys.readouterr().out == (

@@ -716,7 +716,8 @@ class JITFunction(KernelInterface):
             report = _core.launch(device, compiled._kernel, grid, launch_args,
                                   timing=timed, trace=traces[0] if traces else None,
                                   checks=launch_context.kernel_check_list(),
-                                  oob=launch_context.out_of_bounds_policy())
+                                  oob=launch_context.out_of_bounds_policy(),
+                                  schedule=launch_context.schedule())
         except _core.LaunchError as e:
             for line in getattr(e, "printed", []):
                 print(line)

@@ -63,6 +63,13 @@ def out_of_bounds_policy():
     return os.environ.get("TRITON_METAL_OOB", "report")
 
 
+def schedule():
+    """TRITON_METAL_SCHEDULE: the order of a program's SIMD groups between
+    barriers, as the command line's --schedule names it: "interleaved"
+    (the default, as the GPU runs them), "sequential" or "random:SEED"."""
+    return os.environ.get("TRITON_METAL_SCHEDULE", "interleaved")
+
+
 @contextlib.contextmanager
 def kernel_checks(checks="all"):
     """with triton_metal.kernel_checks("race,init"): ... launches ...
