@@ -167,7 +167,9 @@ TEST(MslSchedule, RaceFreeKernelIsTheSameInEveryOrder) {
     EXPECT_TRUE(Runs(h, {256 * kGroups}, {256}));
     if (*checks) {
       EXPECT_NE(h.report()->check, nullptr);
-      if (h.report()->check) EXPECT_TRUE(h.report()->check->findings.empty());
+      if (h.report()->check) {
+        EXPECT_TRUE(h.report()->check->findings.empty());
+      }
     }
     return h.Read<float>(1);
   };
