@@ -71,12 +71,6 @@ struct LocalStats : SimdGroupStats {
       std::to_string(ctx.fault->lane) + " did not)";
 }
 
-// What a compiled run went through (SimdGroup::Run), in instructions
-// from its first: the run, and where an if-then or an if-else follows it
-// (JitTrips), `head` up to and with the branch, `body` of the if-then's
-// body or of the if-else's taken way (which starts at `body_at`), `other`
-// of the if-else's way that fell through, with its `br`; up to the
-// instruction that faulted, if one did. `last`: the last instruction run.
 // The first instruction of the run [begin + 1, end) that stepping SIMD
 // groups wait before (yield_before), else 0.
 uint32_t WaitBefore(const DecodedInstruction* code, uint32_t begin,
@@ -87,6 +81,12 @@ uint32_t WaitBefore(const DecodedInstruction* code, uint32_t begin,
   return 0;
 }
 
+// What a compiled run went through (SimdGroup::Run), in instructions
+// from its first: the run, and where an if-then or an if-else follows it
+// (JitTrips), `head` up to and with the branch, `body` of the if-then's
+// body or of the if-else's taken way (which starts at `body_at`), `other`
+// of the if-else's way that fell through, with its `br`; up to the
+// instruction that faulted, if one did. `last`: the last instruction run.
 struct JitArms {
   uint32_t head = 0;
   uint32_t body = 0;
