@@ -2,6 +2,7 @@
 // --threadgroup-memory by index, --grid in threads or --groups.
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <set>
 
 #include "cli/compile_options.h"
@@ -96,7 +97,23 @@ EncodedLaunch EncodeMetalLaunch(Device& device, ComputeCommandEncoder& encoder,
                       "given",
                       text, spec.index));
     }
-    CheckType(kernel, spec.index, spec.type, "--bytes '" + text + "'", false);
+    const std::string origin = "--bytes '" + text + "'";
+    const isa::BufferArgument* arg = FindArgument(kernel, spec.index);
+    if (arg != nullptr && arg->element && isa::IsInteger(*arg->element) &&
+        isa::IsInteger(spec.type) &&
+        isa::SizeOf(spec.type) > isa::SizeOf(*arg->element)) {
+      // A host's size_t into `constant uint&`, as real hosts pass it:
+      // Metal's setBytes takes the bytes, and the kernel reads the first.
+      std::fprintf(stderr,
+                   "mtlemu: note: %s: kernel '%s' reads %s as %s, the first "
+                   "%d of the %d bytes given (as setBytes does)\n",
+                   origin.c_str(), kernel.name.c_str(),
+                   ArgumentDescription(*arg).c_str(),
+                   std::string(isa::MetalName(*arg->element)).c_str(),
+                   isa::SizeOf(*arg->element), isa::SizeOf(spec.type));
+    } else {
+      CheckType(kernel, spec.index, spec.type, origin, false);
+    }
     Check(encoder.setBytes(spec.bytes.data(), spec.bytes.size(), spec.index));
   }
   for (const std::string& text : options.threadgroup_memory) {

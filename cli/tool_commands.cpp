@@ -187,6 +187,11 @@ int CompileCommand(const CompileCommandOptions& options) {
     Result<isa::Module> module =
         compiler::LowerMsl(std::move(result), options.file, options.kernels);
     if (!module.ok()) return Fail(module.error().message);
+    if (module.value().kernels.empty()) {
+      // As Metal's compiler does for a file of helpers.
+      std::fprintf(stderr, "mtlemu: note: %s has no kernel: an empty library\n",
+                   options.file.c_str());
+    }
     std::fputs(isa::PrintModule(module.value()).c_str(), stdout);
     return kExitOk;
   }

@@ -49,6 +49,10 @@ Result<isa::Module> LowerMsl(msl::FrontendResult front, std::string_view file,
                    " (it has: " + (known.empty() ? "none" : known) + ")"};
     }
   }
+  isa::Module module;
+  module.files.push_back(std::string(file));
+  // A file of helpers alone: Metal's compiler makes an empty library of it.
+  if (chosen.empty()) return module;
   std::vector<std::string> ir_names;
   for (const auto* k : chosen) ir_names.push_back(k->ir_name);
   if (Status s = air::PrepareModule(*front.module, ir_names); !s.ok()) {
@@ -59,8 +63,6 @@ Result<isa::Module> LowerMsl(msl::FrontendResult front, std::string_view file,
   if (!unexpected.empty()) {
     return Error{std::string(file) + ": unsupported: " + unexpected.front()};
   }
-  isa::Module module;
-  module.files.push_back(std::string(file));
   for (const auto* k : chosen) {
     const llvm::Function* f = front.module->getFunction(k->ir_name);
     Result<isa::Kernel> kernel = air::LowerKernel(*f, *k, module.files);

@@ -186,6 +186,43 @@ TEST_F(CliErrorsTest, IntNpyForFloatArgument) {
                  "but the data given is int");
 }
 
+// A host's size_t into `constant uint&` (real hosts pass it so): the
+// kernel reads the first 4 bytes, with a note; narrower data is an error.
+TEST_F(CliErrorsTest, WiderBytesAreReadFromTheirFirstBytes) {
+  const std::string kernel = dir_.Path("fill.metal");
+  WriteFile(kernel, R"(#include <metal_stdlib>
+using namespace metal;
+kernel void fill(device uint* out [[buffer(0)]], constant uint& n [[buffer(1)]],
+                 uint i [[thread_position_in_grid]]) {
+  out[i] = n;
+}
+)");
+  const std::string out = dir_.Path("out.npy");
+  const ProcessResult r =
+      Run({"run", kernel, "--kernel", "fill", "--grid", "4", "--threadgroup",
+           "4", "--buffer", "0=uint[4]:zeros", "--bytes", "1=ulong:5", "--out",
+           "0=" + out});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.err, "note: --bytes '1=ulong:5'")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "the first 4 of the 8 bytes")) << r.err;
+  EXPECT_EQ(ReadNpyValues<uint32_t>(out, ScalarType::kUInt),
+            std::vector<uint32_t>(4, 5));
+  ExpectBadInput({"run", kernel, "--kernel", "fill", "--grid", "4", "--buffer",
+                  "0=uint[4]:zeros", "--bytes", "1=ushort:5"},
+                 "but the data given is ushort");
+}
+
+// A file of helpers alone compiles to an empty library, as Metal's does.
+TEST_F(CliErrorsTest, AFileWithoutKernelsCompilesEmpty) {
+  const std::string helpers = dir_.Path("helpers.metal");
+  WriteFile(helpers, "inline float twice(float x) { return 2.0f * x; }\n");
+  const ProcessResult r = Run({"compile", helpers});
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.err, "has no kernel: an empty library")) << r.err;
+  ExpectBadInput({"run", helpers, "--kernel", "k", "--grid", "1"},
+                 "no kernel named 'k'");
+}
+
 class BadBufferSpecTest : public CliErrorsTest,
                           public ::testing::WithParamInterface<
                               std::pair<std::string, std::string>> {};

@@ -352,6 +352,26 @@ TEST(MslKernels, OutOfBoundsReportNamesTheMslLine) {
   EXPECT_NE(message.find("offset 256"), std::string::npos) << message;
 }
 
+// A file of helpers with no kernel (a project compiles it on its own):
+// Metal's compiler makes an empty library of it, and so does mtlemu.
+TEST(MslKernels, AFileWithoutKernelsIsAnEmptyLibrary) {
+  Result<isa::Module> m = compiler::CompileMsl(R"(#include <metal_stdlib>
+using namespace metal;
+inline float twice(float x) { return 2.0f * x; }
+constant float kHalf = 0.5f;
+)",
+                                               "helpers.metal", {});
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_TRUE(m.value().kernels.empty());
+  // Asking it for a kernel names what it has.
+  m = compiler::CompileMsl("inline float twice(float x) { return 2 * x; }\n",
+                           "helpers.metal", {}, {"twice"});
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message.find("no kernel named 'twice'"),
+            std::string::npos)
+      << m.error().message;
+}
+
 // __builtin_trap() under mtlemu (what a failed assert compiles to) stops the
 // dispatch with a fault at its line; the stores before it are kept.
 TEST(MslKernels, TrapIsAFaultAtItsLine) {
