@@ -10,20 +10,23 @@
 #     [BYTES "2=uint:1024" ...] [THREADGROUP_MEMORY "0=4096" ...]
 #     EXPECT "1=expected.npy" ...
 #     [RTOL 1e-5] [ATOL 1e-6]
+#     [ARGS --oob fault --check race ...]  # more of `mtlemu run`'s options
 #     [EXIT_CODE 4])
 #
 # Relative paths are taken from the directory of the CMakeLists.txt that
 # calls it. The test fails on a compile error, a GPU fault, a timeout, or a
 # buffer that differs from its expected file beyond the tolerance. With
 # EXIT_CODE, it passes only when mtlemu exits with that code (README's exit
-# codes: 4 for a buffer that must differ, 2 for a kernel that must fault),
-# never on another failure or a crash.
+# codes: 4 for a buffer that must differ, 2 for a kernel that must fault,
+# 5 for a --check finding), never on another failure or a crash. A write
+# or read just outside a buffer is only a warning by default (as on a
+# Mac); `ARGS --oob fault` makes it fail the test.
 set(_mtlemu_kernel_tests_dir ${CMAKE_CURRENT_LIST_DIR})
 
 function(mtlemu_add_kernel_test)
   cmake_parse_arguments(T ""
     "NAME;SOURCE;KERNEL;GRID;GROUPS;THREADGROUP;CHIP;RTOL;ATOL;EXIT_CODE"
-    "BUFFERS;BYTES;THREADGROUP_MEMORY;EXPECT" ${ARGN})
+    "BUFFERS;BYTES;THREADGROUP_MEMORY;EXPECT;ARGS" ${ARGN})
   if(NOT T_NAME OR NOT T_SOURCE OR NOT T_KERNEL)
     message(FATAL_ERROR "mtlemu_add_kernel_test needs NAME, SOURCE and KERNEL")
   endif()
@@ -54,6 +57,7 @@ function(mtlemu_add_kernel_test)
   foreach(e ${T_EXPECT})
     list(APPEND args --expect ${e})
   endforeach()
+  list(APPEND args ${T_ARGS})
   if(DEFINED T_EXIT_CODE)
     add_test(NAME ${T_NAME}
              COMMAND ${CMAKE_COMMAND} -DMTLEMU_EXIT_CODE=${T_EXIT_CODE}

@@ -47,13 +47,20 @@ class ThreadgroupVariableAttribute : public ShimAttribute {
       f->addAttr(clang::OpenCLKernelAttr::CreateImplicit(sema.Context));
     }
     // Metal takes threadgroup variables in any block of a kernel (MLX's
-    // sort declares them in `if (ARG_SORT) { ... }`); clang's check wants
-    // the function's outermost scope. The block's scope counts as one from
-    // here to its end.
+    // sort declares them in `if (ARG_SORT) { ... }`, a reduction in a
+    // `case` of a switch); clang's check wants the function's outermost
+    // scope. The block's scope counts as one from here to its end; a
+    // function scope forgets the loop or switch around it, so it keeps
+    // taking `break` and `continue` where it did.
     if (clang::Scope* scope = sema.getCurScope();
         scope != nullptr && !scope->isFunctionScope() &&
         scope->getFnParent() != nullptr) {
-      scope->setFlags(scope->getFlags() | clang::Scope::FnScope);
+      unsigned flags = scope->getFlags() | clang::Scope::FnScope;
+      if (scope->getBreakParent() != nullptr) flags |= clang::Scope::BreakScope;
+      if (scope->getContinueParent() != nullptr) {
+        flags |= clang::Scope::ContinueScope;
+      }
+      scope->setFlags(flags);
     }
     return AttributeApplied;
   }

@@ -384,6 +384,53 @@ template [[host_name("k_rev")]] [[kernel]] decltype(k<true>) k<true>;
   }
 }
 
+// A threadgroup array declared in a `case` of a switch, and one in a loop's
+// body: the `break`s and `continue`s after them still belong to the switch
+// and the loop (one project's whole reduction file failed on it).
+TEST(MetalConstructs, ThreadgroupArraysInSwitchCasesAndLoops) {
+  constexpr char kSource[] = R"(
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device uint* out [[buffer(0)]], constant uint& mode [[buffer(1)]],
+              uint i [[thread_position_in_threadgroup]]) {
+  switch (mode) {
+    case 0:
+      out[i] = 1;
+      break;
+    case 1:
+      threadgroup uint t[64];
+      t[i] = i;
+      threadgroup_barrier(mem_flags::mem_threadgroup);
+      out[i] = t[63 - i];
+      break;
+    default:
+      out[i] = 2;
+      break;
+  }
+  for (uint round = 0; round < 4; ++round) {
+    threadgroup uint s[64];
+    s[i] = round;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (round == 1) continue;
+    out[i] += s[(i + 1) % 64];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (round == 2) break;
+  }
+}
+)";
+  for (uint32_t mode : {0u, 1u, 7u}) {
+    KernelHarness h = Compile(kSource, "k");
+    h.SetBuffer(0, std::vector<uint32_t>(64, 0));
+    h.SetBytes(1, mode);
+    ASSERT_TRUE(Runs(h, {64}, {64}));
+    const std::vector<uint32_t> out = h.Read<uint32_t>(0);
+    for (uint32_t i = 0; i < 64; ++i) {
+      const uint32_t first = mode == 0 ? 1 : mode == 1 ? 63 - i : 2;
+      EXPECT_EQ(out[i], first + 0 + 2) << mode << " " << i;  // rounds 0, 2
+    }
+  }
+}
+
 // llama.cpp's dispatch kernels: a kernel template whose last parameter is
 // a function pointer, given a function template (`dequantize_q8_0_t4`,
 // whose `type4` is deduced from the pointer's type) or a plain function,
