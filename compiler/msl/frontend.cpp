@@ -315,7 +315,13 @@ class KernelCollector : public clang::SemaConsumer,
       }
       out.element = ScalarTypeOf(pointee);
     }
-    const std::vector<MetalAttribute> attributes = MetalAttributesOf(&p, *ctx_);
+    std::vector<MetalAttribute> attributes = MetalAttributesOf(&p, *ctx_);
+    // [[function_constant(c)]] says whether the argument exists; a kernel
+    // reads it only where c holds, and an argument it never reads needs no
+    // binding. The binding is the other attribute's, or the implicit one.
+    std::erase_if(attributes, [](const MetalAttribute& a) {
+      return a.name == "function_constant";
+    });
     if (attributes.empty()) {
       // Metal gives a buffer or threadgroup pointer without an index the
       // first free one (AssignImplicitIndices).

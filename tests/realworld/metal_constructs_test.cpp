@@ -739,6 +739,34 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 // A buffer the kernel never reads need not be bound (Metal's inactive
 // arguments; MLX leaves the buffers of arguments its function constants
 // switch off unbound); one it reads still must be.
+// [[function_constant]] alone on a buffer parameter: the buffer takes the
+// lowest free index, and is needed only where the constant holds.
+TEST(MetalConstructs, FunctionConstantWithoutABufferIndex) {
+  const std::string source = R"(
+#include <metal_stdlib>
+using namespace metal;
+constant bool has_bias [[function_constant(0)]];
+kernel void k(device float* out [[buffer(0)]],
+              device const float* bias [[function_constant(has_bias)]],
+              uint i [[thread_position_in_grid]]) {
+  out[i] = float(i) + (has_bias ? bias[i] : 0.0f);
+}
+)";
+  msl::CompileOptions off;
+  off.function_constants.push_back({"has_bias", "false"});
+  KernelHarness h = Compile(source, "k", off);
+  h.SetBuffer(0, std::vector<float>(4, -1.0f));
+  ASSERT_TRUE(Runs(h, {4}, {4}));
+  EXPECT_EQ(h.Read<float>(0), (std::vector<float>{0, 1, 2, 3}));
+  msl::CompileOptions on;
+  on.function_constants.push_back({"has_bias", "true"});
+  KernelHarness bound = Compile(source, "k", on);
+  bound.SetBuffer(0, std::vector<float>(4, -1.0f));
+  bound.SetBuffer(1, std::vector<float>{10, 20, 30, 40});
+  ASSERT_TRUE(Runs(bound, {4}, {4}));
+  EXPECT_EQ(bound.Read<float>(0), (std::vector<float>{10, 21, 32, 43}));
+}
+
 TEST(MetalConstructs, InactiveBuffersNeedNoBinding) {
   const std::string source = R"(
 #include <metal_stdlib>
