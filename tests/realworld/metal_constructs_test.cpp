@@ -767,6 +767,27 @@ kernel void k(device float* out [[buffer(0)]],
   EXPECT_EQ(bound.Read<float>(0), (std::vector<float>{10, 21, 32, 43}));
 }
 
+// Apple's stdlib internals that real code names: _numeric_limits_impl and
+// __is_valid_simdgroup_type (in the enable_if of a user's own simd
+// reduction).
+TEST(MetalConstructs, AppleStdlibInternals) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+template <typename T, typename = enable_if_t<__is_valid_simdgroup_type<T>::value>>
+T lane_sum(T x) { return simd_sum(x); }
+static_assert(__is_valid_simdgroup_type<half4>::value, "vectors");
+static_assert(!__is_valid_simdgroup_type<bool>::value, "not bool");
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  out[i] = lane_sum(float(i)) + float(_numeric_limits_impl<half>::max());
+}
+)",
+                            "k");
+  h.SetBuffer(0, std::vector<float>(32));
+  ASSERT_TRUE(Runs(h, {32}, {32}));
+  EXPECT_EQ(h.Read<float>(0), std::vector<float>(32, 496.0f + 65504.0f));
+}
+
 TEST(MetalConstructs, InactiveBuffersNeedNoBinding) {
   const std::string source = R"(
 #include <metal_stdlib>
