@@ -22,6 +22,7 @@ std::vector<std::vector<uint8_t>> Copy(const AddressMap& map) {
 void Restore(const AddressMap& map,
              const std::vector<std::vector<uint8_t>>& bytes) {
   for (size_t i = 0; i < map.regions().size(); ++i) {
+    if (bytes[i].empty()) continue;  // (no bytes, maybe no host pointer)
     std::memcpy(map.regions()[i].host, bytes[i].data(), bytes[i].size());
   }
 }
