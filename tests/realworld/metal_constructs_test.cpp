@@ -739,32 +739,41 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
 // A buffer the kernel never reads need not be bound (Metal's inactive
 // arguments; MLX leaves the buffers of arguments its function constants
 // switch off unbound); one it reads still must be.
-// [[function_constant]] alone on a buffer parameter: the buffer takes the
-// lowest free index, and is needed only where the constant holds.
-TEST(MetalConstructs, FunctionConstantWithoutABufferIndex) {
-  const std::string source = R"(
+TEST(MetalConstructs, InactiveBuffersNeedNoBinding) {
+  // With its index, and alone: then `bias` takes the lowest free one (1).
+  for (const char* bias_attribute :
+       {"[[buffer(1), function_constant(has_bias)]]",
+        "[[function_constant(has_bias)]]"}) {
+    SCOPED_TRACE(bias_attribute);
+    const std::string source = std::string(R"(
 #include <metal_stdlib>
 using namespace metal;
 constant bool has_bias [[function_constant(0)]];
 kernel void k(device float* out [[buffer(0)]],
-              device const float* bias [[function_constant(has_bias)]],
+              const device float* bias )") +
+                               bias_attribute + R"(,
+              const device float* unused [[buffer(2)]],
               uint i [[thread_position_in_grid]]) {
   out[i] = float(i) + (has_bias ? bias[i] : 0.0f);
 }
 )";
-  msl::CompileOptions off;
-  off.function_constants.push_back({"has_bias", "false"});
-  KernelHarness h = Compile(source, "k", off);
-  h.SetBuffer(0, std::vector<float>(4, -1.0f));
-  ASSERT_TRUE(Runs(h, {4}, {4}));
-  EXPECT_EQ(h.Read<float>(0), (std::vector<float>{0, 1, 2, 3}));
-  msl::CompileOptions on;
-  on.function_constants.push_back({"has_bias", "true"});
-  KernelHarness bound = Compile(source, "k", on);
-  bound.SetBuffer(0, std::vector<float>(4, -1.0f));
-  bound.SetBuffer(1, std::vector<float>{10, 20, 30, 40});
-  ASSERT_TRUE(Runs(bound, {4}, {4}));
-  EXPECT_EQ(bound.Read<float>(0), (std::vector<float>{10, 21, 32, 43}));
+    msl::CompileOptions off;
+    off.function_constants.push_back({"has_bias", "false"});
+    KernelHarness h = Compile(source, "k", off);
+    h.SetBuffer(0, std::vector<float>(4, -1.0f));
+    ASSERT_TRUE(Runs(h, {4}, {4}));
+    EXPECT_EQ(h.Read<float>(0), (std::vector<float>{0, 1, 2, 3}));
+    msl::CompileOptions on;
+    on.function_constants.push_back({"has_bias", "true"});
+    KernelHarness unbound = Compile(source, "k", on);
+    unbound.SetBuffer(0, std::vector<float>(4, -1.0f));
+    EXPECT_FALSE(Runs(unbound, {4}, {4}));  // bias is read and not bound
+    KernelHarness bound = Compile(source, "k", on);
+    bound.SetBuffer(0, std::vector<float>(4, -1.0f));
+    bound.SetBuffer(1, std::vector<float>{10, 20, 30, 40});
+    ASSERT_TRUE(Runs(bound, {4}, {4}));
+    EXPECT_EQ(bound.Read<float>(0), (std::vector<float>{10, 21, 32, 43}));
+  }
 }
 
 // Apple's stdlib internals that real code names: _numeric_limits_impl and
@@ -786,40 +795,6 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
   h.SetBuffer(0, std::vector<float>(32));
   ASSERT_TRUE(Runs(h, {32}, {32}));
   EXPECT_EQ(h.Read<float>(0), std::vector<float>(32, 496.0f + 65504.0f));
-}
-
-TEST(MetalConstructs, InactiveBuffersNeedNoBinding) {
-  const std::string source = R"(
-#include <metal_stdlib>
-using namespace metal;
-constant bool has_bias [[function_constant(0)]];
-kernel void k(device float* out [[buffer(0)]],
-              const device float* bias [[buffer(1), function_constant(has_bias)]],
-              const device float* unused [[buffer(2)]],
-              uint i [[thread_position_in_grid]]) {
-  out[i] = float(i) + (has_bias ? bias[i] : 0.0f);
-}
-)";
-  {
-    msl::CompileOptions off;
-    off.function_constants.push_back({"has_bias", "false"});
-    KernelHarness h = Compile(source, "k", off);
-    h.SetBuffer(0, std::vector<float>(4, -1.0f));
-    ASSERT_TRUE(Runs(h, {4}, {4}));
-    EXPECT_EQ(h.Read<float>(0), (std::vector<float>{0, 1, 2, 3}));
-  }
-  {
-    msl::CompileOptions on;
-    on.function_constants.push_back({"has_bias", "true"});
-    KernelHarness h = Compile(source, "k", on);
-    h.SetBuffer(0, std::vector<float>(4, -1.0f));
-    EXPECT_FALSE(Runs(h, {4}, {4}));  // bias is read and not bound
-    KernelHarness bound = Compile(source, "k", on);
-    bound.SetBuffer(0, std::vector<float>(4, -1.0f));
-    bound.SetBuffer(1, std::vector<float>{10, 20, 30, 40});
-    ASSERT_TRUE(Runs(bound, {4}, {4}));
-    EXPECT_EQ(bound.Read<float>(0), (std::vector<float>{10, 21, 32, 43}));
-  }
 }
 
 // vec<T, N>(x) converts element by element (MLX's gemv widens half4 to
