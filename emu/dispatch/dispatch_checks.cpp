@@ -21,13 +21,13 @@ std::string MemFlagsText(uint8_t flags) {
   return out.empty() ? "mem_flags::mem_none" : out;
 }
 
+}  // namespace
+
 std::string LineText(const FindingAccess& a) {
   return a.source_file.empty()
              ? fmt::format("instruction {}", a.pc)
              : fmt::format("{}:{}", a.source_file, a.location.line);
 }
-
-}  // namespace
 
 DispatchChecks::DispatchChecks(const DispatchSetup& setup)
     : setup_(setup),

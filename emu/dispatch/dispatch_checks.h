@@ -16,6 +16,10 @@
 
 namespace mtlemu::emu {
 
+// "file:line" of an access, or "instruction N" where the module names no
+// file.
+std::string LineText(const FindingAccess& a);
+
 // Instruction `pc` as a finding names it: its source line, no thread.
 FindingAccess InstructionAccess(const DispatchSetup& setup, uint32_t pc,
                                 AccessType type);

@@ -25,6 +25,14 @@ inline Size3 ThreadgroupPosition(const DispatchGrid& g, uint64_t index) {
                                      g.threadgroups[1]))};
 }
 
+// The number of the threadgroup at `position` (ThreadgroupPosition's
+// inverse).
+inline uint64_t ThreadgroupIndex(const DispatchGrid& g, const Size3& position) {
+  return position[0] +
+         uint64_t{g.threadgroups[0]} *
+             (position[1] + uint64_t{g.threadgroups[1]} * position[2]);
+}
+
 // The threadgroup's actual size: cut at the grid's edge (dispatchThreads).
 inline Size3 ThreadgroupSize(const DispatchGrid& g, const Size3& position) {
   Size3 size;

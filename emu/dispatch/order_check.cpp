@@ -27,12 +27,6 @@ void Restore(const AddressMap& map,
   }
 }
 
-std::string LineOf(const FindingAccess& a) {
-  return a.source_file.empty()
-             ? fmt::format("instruction {}", a.pc)
-             : fmt::format("{}:{}", a.source_file, a.location.line);
-}
-
 }  // namespace
 
 DispatchResult RunDispatchInTwoOrders(const DispatchSetup& setup) {
@@ -85,8 +79,8 @@ DispatchResult RunDispatchInTwoOrders(const DispatchSetup& setup) {
     if (!lines.empty()) lines += "; ";
     lines += fmt::format(
         "{} (read) and {} (write)",
-        LineOf(InstructionAccess(setup, p.read, AccessType::kRead)),
-        LineOf(InstructionAccess(setup, p.write, AccessType::kWrite)));
+        LineText(InstructionAccess(setup, p.read, AccessType::kRead)),
+        LineText(InstructionAccess(setup, p.write, AccessType::kWrite)));
   }
   for (size_t i = 0; i < map.regions().size(); ++i) {
     const MemoryRegion& r = map.regions()[i];

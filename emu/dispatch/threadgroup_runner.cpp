@@ -228,10 +228,7 @@ ExecContext& ThreadgroupRunner::PrepareContext(const DispatchSetup& setup,
                         ? &near_buffer_
                         : nullptr;
   ctx.code = setup.kernel->code.data();
-  const Size3& n = setup.grid.threadgroups;
-  ctx.threadgroup_index =
-      position[0] +
-      uint64_t{n[0]} * (position[1] + uint64_t{n[1]} * position[2]);
+  ctx.threadgroup_index = ThreadgroupIndex(setup.grid, position);
   ctx.simdgroup = 0;
   return ctx;
 }
