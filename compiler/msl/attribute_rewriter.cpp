@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -949,6 +950,127 @@ std::vector<std::pair<size_t, std::string>> CastInsertions(
           {close, ")"}};
 }
 
+// Whether the parenthesized expression at `open` has no comparison or
+// logical operator (nor `->`, `<<` or `>>`, which look alike) outside the
+// brackets inside it: its value is no vector mask.
+bool WithoutComparison(std::string_view s, size_t open) {
+  const size_t close = MatchingClose(s, open);
+  if (close == npos) return false;
+  int depth = 0;
+  for (size_t k = open + 1; k < close; ++k) {
+    const size_t skipped = SkipCommentOrLiteral(s, k);
+    if (skipped != k) {
+      k = skipped - 1;
+      continue;
+    }
+    const char c = s[k];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    if (depth != 0) continue;
+    if (c == '<' || c == '>' || c == '!' || s.compare(k, 2, "==") == 0 ||
+        s.compare(k, 2, "&&") == 0 || s.compare(k, 2, "||") == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether the parentheses at `open` hold one argument (no comma outside
+// the brackets inside them) and not none.
+bool OneArgument(std::string_view s, size_t open) {
+  const size_t close = MatchingClose(s, open);
+  if (close == npos || Trim(s.substr(open + 1, close - open - 1)).empty()) {
+    return false;
+  }
+  int depth = 0;
+  for (size_t k = open + 1; k < close; ++k) {
+    const char c = s[k];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    if (depth == 0 && c == ',') return false;
+  }
+  return true;
+}
+
+// Clang reports one cast that converts vectors per statement of a template
+// instantiation (it stops instantiating the statement at the first error),
+// so a statement of four such casts would take four compiles. Every C-style
+// cast spelled with the type of a found one is a cast to that type (and
+// every functional cast of one argument through a found one's single
+// identifier, a template's type or a typedef), and
+// converting by value is what Metal does with any cast to a vector (the
+// wrapper casts scalars and classes plainly): the sites of all of them, at
+// their `(`. Those of a parenthesized operand with a comparison or logical
+// operator outside its inner brackets stay for clang, since a cast of a
+// vector comparison is a mask cast (KernelCollector).
+std::vector<size_t> SameTypeCasts(std::string_view s,
+                                  const std::vector<size_t>& found) {
+  std::set<std::string_view> types, functional;
+  for (size_t at : found) {
+    const size_t k = SkipSpace(s, at);
+    if (k >= s.size()) continue;
+    if (s[k] != '(') {
+      // `T(x)` with T one identifier.
+      const size_t end = IdentifierEnd(s, k);
+      if (end > k && SkipSpace(s, end) < s.size() &&
+          s[SkipSpace(s, end)] == '(') {
+        functional.insert(s.substr(k, end - k));
+      }
+      continue;
+    }
+    const size_t close = s.find(')', k);
+    if (close == npos) continue;
+    const std::string_view type = Trim(s.substr(k + 1, close - k - 1));
+    if (!type.empty() && type.find('(') == npos) types.insert(type);
+  }
+  std::vector<size_t> sites;
+  if (types.empty() && functional.empty()) return sites;
+  constexpr std::string_view kNotOperands[] = {
+      "const",       "volatile", "constant", "device", "thread",
+      "threadgroup", "noexcept", "override", "final",  "requires"};
+  FindInCode(s, 0, [&](size_t k) {
+    if (!functional.empty() && IsIdentifierChar(s[k]) &&
+        (k == 0 || !IsIdentifierChar(s[k - 1]))) {
+      // T(x) of one argument, not a member or qualified name's call.
+      const size_t end = IdentifierEnd(s, k);
+      const size_t open = SkipSpace(s, end);
+      const size_t before = SkipSpaceBack(s, k);
+      const char prev = before > 0 ? s[before - 1] : ';';
+      if (open < s.size() && s[open] == '(' && prev != '.' && prev != ':' &&
+          prev != '>' && functional.count(s.substr(k, end - k)) != 0 &&
+          OneArgument(s, open) && WithoutComparison(s, open)) {
+        sites.push_back(k);
+      }
+      return false;
+    }
+    if (s[k] != '(') return false;
+    const size_t before = SkipSpaceBack(s, k);
+    if (before > 0 &&
+        (IsIdentifierChar(s[before - 1]) || s[before - 1] == '>' ||
+         s[before - 1] == ']' || s[before - 1] == ')')) {
+      return false;  // a call, sizeof(T), f<T>(T) or a declarator
+    }
+    const size_t close = s.find(')', k);
+    if (close == npos || close - k > 64) return false;
+    const std::string_view type = Trim(s.substr(k + 1, close - k - 1));
+    if (types.count(type) == 0) return false;
+    const size_t next = SkipSpace(s, close + 1);
+    if (next < s.size() && s[next] == '(') {
+      if (!WithoutComparison(s, next)) return false;
+    } else if (next >= s.size() || !(IsIdentifierChar(s[next]) ||
+                                     s[next] == '*' || s[next] == '-')) {
+      return false;
+    }
+    const size_t word_end = IdentifierEnd(s, next);
+    for (std::string_view word : kNotOperands) {
+      if (s.substr(next, word_end - next) == word) return false;
+    }
+    sites.push_back(k);
+    return false;
+  });
+  return sites;
+}
+
 // The concatenation of the string literals that make up `text` (`"a" "b"`,
 // as the preprocessor leaves `"v_" #op`), or nullopt for anything else.
 std::optional<std::string> StringLiterals(std::string_view text) {
@@ -1028,7 +1150,7 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
                         const std::vector<std::string>& pointer_aliases,
                         const std::vector<std::string>& only_kernels = {}) {
   RewrittenSource out;
-  // Text to insert before an offset: __mtl_rvalue( and ) around the
+  // Text to insert before an offset: __mtl_cond_arm<...>( and ) around the
   // operands of the conditionals named, __mtl_mixed( and ) around an
   // operand of the operators named.
   std::map<size_t, std::string> insertions;
@@ -1060,8 +1182,18 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
     }
     insertions[open] += "__mtl_short_list";
   }
+  const std::vector<size_t> vector_casts = [&] {
+    std::vector<size_t> sites = SameTypeCasts(s, retry.vector_casts);
+    for (size_t at : retry.vector_casts) {
+      if (std::find(sites.begin(), sites.end(), SkipSpace(s, at)) ==
+          sites.end()) {
+        sites.push_back(at);
+      }
+    }
+    return sites;
+  }();
   for (const auto& [sites, wrapper] :
-       {std::pair(&retry.vector_casts, "__mtl_vector_cast"),
+       {std::pair(&vector_casts, "__mtl_vector_cast"),
         std::pair(&retry.mask_casts, "__mtl_mask_cast"),
         std::pair(&retry.vector_constructors, "__mtl_vector_make")}) {
     for (size_t cast : *sites) {
@@ -1077,9 +1209,15 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
   for (size_t q : retry.conditionals) {
     const auto operands = ConditionalOperands(s, q);
     if (!operands) continue;
-    for (const auto& [start, end] : *operands) {
-      if (start >= end) continue;
-      insertions[start] += "__mtl_rvalue(";
+    for (int way = 0; way < 2; ++way) {
+      const auto [start, end] = (*operands)[way];
+      const auto [other_start, other_end] = (*operands)[1 - way];
+      if (start >= end || other_start >= other_end) continue;
+      const std::string other =
+          Rewrite(s.substr(other_start, other_end - other_start), {},
+                  pointer_aliases)
+              .text;
+      insertions[start] += "__mtl_cond_arm<decltype((" + other + "))>(";
       insertions[end] = ")" + insertions[end];
     }
   }

@@ -41,10 +41,11 @@ struct RewrittenSource {
 // attempt (frontend.cpp): offsets into the source, to rewrite and compile
 // again.
 struct RetrySites {
-  // `?` of conditionals that clang finds ambiguous or incompatible between
-  // the same class in two address spaces: their second and third operands
-  // are wrapped in __mtl_rvalue(...) (the shims' copy to a prvalue with no
-  // address space).
+  // `?` of conditionals that clang finds ambiguous or incompatible (the
+  // same class in two address spaces, a bfloat and a number): each of their
+  // second and third operands becomes __mtl_cond_arm<decltype((the
+  // other))>(...), the shims' conversion to the type Metal gives the
+  // conditional.
   std::vector<size_t> conditionals;
   // Binary operators between a vector and a scalar of greater rank
   // (`0.5 * v` with `v` a half2): the left operand, or the right one of a
@@ -56,7 +57,9 @@ struct RetrySites {
   // Casts between vector types of different element types (`(float4)h`,
   // `float4(h)`, `T(h)` with T a half2, `static_cast<float4>(h)`), which
   // clang takes for bit casts of a different size: the operand becomes
-  // __mtl_vector_cast<T>(...), the shims' conversion by value, as Metal's.
+  // __mtl_vector_cast<T>(...), the shims' conversion by value, as Metal's;
+  // so do the other casts spelled as one of them (clang names one per
+  // statement of a template's instantiation).
   std::vector<size_t> vector_casts;
   // The same of a vector comparison (`T(x > 0)`, `(float4)(a == b)`), whose
   // true is all ones in clang and 1 in Metal: __mtl_mask_cast<T>.

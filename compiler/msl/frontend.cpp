@@ -632,8 +632,10 @@ FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
   // between a vector and a scalar of greater rank: compiled again with
   // them rewritten (RetrySites), as Metal's compiler treats them. Clang may
   // report more once the first are fixed (another instantiation gets
-  // further): a few rounds.
-  constexpr int kMaxRounds = 4;
+  // further, the rest of a statement is instantiated): again while each
+  // round finds sites the last did not, up to a bound that no file should
+  // reach (each round is a whole compile).
+  constexpr int kMaxRounds = 16;
   RetrySites retry;
   for (int round = 0;; ++round) {
     RetrySites found;

@@ -224,6 +224,27 @@ kernel void k(device float4* v [[buffer(0)]], device atomic_uint* n [[buffer(1)]
   }
 }
 
+// A vector cast clang names brings every cast spelled like it (C-style, or
+// a one-argument functional cast through the same identifier) into the
+// rewrite, as clang names one per statement of an instantiation; not a
+// call of that name's, sizeof's, a cast of a comparison or a declarator.
+TEST(AttributeRewriter, WrapsTheCastsSpelledLikeANamedOne) {
+  const std::string source =
+      "a = (float4) x + (float4) y[i] + (float4)(p * q) + (float4)(m > n);\n"
+      "b = sizeof(float4) * k + f(float4) + g.t2(u) + t2(v) + t2(w, 1);\n";
+  const size_t first = source.find("(float4) x");
+  const size_t functional = source.find("t2(v)");
+  RetrySites sites;
+  sites.vector_casts = {first, functional};
+  const RewrittenSource r = RewriteMetalAttributes(source, sites);
+  EXPECT_EQ(r.text,
+            "a = (float4)(__mtl_vector_cast<float4>) x + "
+            "(float4)(__mtl_vector_cast<float4>) y[i] + "
+            "(float4)(__mtl_vector_cast<float4>)(p * q) + (float4)(m > n);\n"
+            "b = sizeof(float4) * k + f(float4) + g.t2(u) + "
+            "t2(__mtl_vector_cast<t2>(v)) + t2(w, 1);\n");
+}
+
 // The operands of a conditional the front end names are wrapped whole:
 // nested conditionals, calls with commas, brackets, qualified names; the
 // condition and what follows the expression stay as they were.
@@ -235,10 +256,12 @@ TEST(AttributeRewriter, WrapsTheOperandsOfNamedConditionals) {
   const size_t second = source.find("? q");
   const RewrittenSource r =
       RewriteMetalAttributes(source, RetrySites{{first, second}, {}});
+  // Each way takes the type of the conditional from the other's.
   EXPECT_EQ(r.text,
-            "x = c ? __mtl_rvalue(a[i]) : __mtl_rvalue(f(b, c2 ? d : e)), "
-            "y = 1;\n"
-            "z = p ? __mtl_rvalue(q ? metal::r : s) : __mtl_rvalue(t);\n");
+            "x = c ? __mtl_cond_arm<decltype((f(b, c2 ? d : e)))>(a[i]) : "
+            "__mtl_cond_arm<decltype((a[i]))>(f(b, c2 ? d : e)), y = 1;\n"
+            "z = p ? __mtl_cond_arm<decltype((t))>(q ? metal::r : s) : "
+            "__mtl_cond_arm<decltype((q ? metal::r : s))>(t);\n");
   // Offsets after an insertion still map back to the source.
   const size_t t = r.text.rfind("t)");
   EXPECT_EQ(source[r.OriginalOffset(t)], 't');

@@ -797,6 +797,94 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
   EXPECT_EQ(h.Read<float>(0), std::vector<float>(32, 496.0f + 65504.0f));
 }
 
+// Casts that convert vectors, many to a statement of a template (llama.cpp's
+// flash-attention `dot((float4) mk, (float4) sq4[i])`, its unary ops' `(T)
+// (x * x)`, `s2_t(sm2[j])`): clang reports one such cast per statement of an
+// instantiation, and every one of them still converts by value; a cast of
+// a comparison in the same template still makes each true 1.
+TEST(MetalConstructs, ManyVectorCastsInOneTemplateStatement) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+template <typename T, typename T2>
+kernel void k1(device float4* out [[buffer(0)]], device const T* x [[buffer(1)]],
+               ushort i [[thread_position_in_grid]]) {
+  const float s = dot((float4) x[0], float4(1)) + dot((float4) x[1], float4(1)) +
+                  dot((float4) x[2], float4(1)) + dot((float4) x[3], float4(1)) +
+                  dot((float4) x[4], float4(1));
+  const float2 t = (float2) T2(x[0].xy) + float2(T2(x[1].zw));
+  out[i] = (float4) (x[i] * x[i]) + s + t.x + t.y + (float4)(x[i] > T(2));
+}
+template [[host_name("kk")]] kernel void k1<half4, half2>(device float4*, device const half4*, ushort);
+)",
+                            "kk");
+  std::vector<float> in(20);
+  for (int i = 0; i < 20; ++i) in[i] = 0.5f * i;  // exact in half
+  std::vector<uint16_t> bits(20);
+  for (int i = 0; i < 20; ++i) bits[i] = isa::FloatToHalfBits(in[i]);
+  h.SetBuffer(1, bits);
+  h.SetBuffer(0, std::vector<float>(16, 0.0f));
+  ASSERT_TRUE(Runs(h, {4}, {4}));
+  float sum = 0;
+  for (int i = 0; i < 20; ++i) sum += in[i];
+  const float t = in[0] + in[6] + in[1] + in[7];
+  std::vector<float> want(16);
+  for (int i = 0; i < 16; ++i) {
+    want[i] = in[i] * in[i] + sum + t + (in[i] > 2 ? 1.0f : 0.0f);
+  }
+  EXPECT_EQ(h.Read<float>(0), want);
+}
+
+// bfloat as llama.cpp's bf16 kernels use it: matrices of bfloat (its
+// `typedef matrix<bfloat, 4, 4> bfloat4x4`), an integer splat into a
+// bfloat4, casts between bfloat4 and the other vectors directly and
+// through a template's type, conditionals between a bfloat and an integer
+// (a bfloat) or a float (a float), bfloat times vectors, and a bfloat
+// matrix converted to a float one.
+TEST(MetalConstructs, BfloatMatricesSplatsCastsAndConditionals) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+typedef matrix<bfloat, 2, 4> bfloat2x4;
+template <typename type4>
+type4 load4(device const bfloat4* p) { return (type4)(*p); }
+template <typename T4, typename T>
+T4 widen(T x0, T x1, T x2, T x3) { return (T4) float4(x0, x1, x2, x3); }
+kernel void k(device float* out [[buffer(0)]], device const bfloat4* in [[buffer(1)]],
+              threadgroup bfloat4* tg [[threadgroup(0)]], uint i [[thread_position_in_grid]]) {
+  tg[i] = 0;
+  bfloat4 z = 0;
+  bfloat2x4 m(in[0], in[1]);
+  half4 h = load4<half4>(in);
+  float4 f = (float4) in[1];
+  bfloat4 w = widen<bfloat4>(1.5f, 2.5f, 3.5f, 4.5f);
+  const bfloat b = in[0][i];
+  const bfloat c = i < 2 ? b : 0;
+  float2x4 fm = float2x4(m);
+  const float x = i % 2 ? b : f[i];  // bfloat with float: float
+  const float4 v = b * float4(1, 2, 3, 4) + float4(half4(2) * b);
+  out[i] = float(z[i]) + float(tg[i][i]) + float(m[1][i]) + float(h[i]) + f[i] +
+           float(w[i]) + float(c) + 10 * fm[0][i] + 100 * (x + v[i]);
+}
+)",
+                            "k");
+  // in[0] = {1, 2, 3, 4}, in[1] = {-1, 0.5, 8, 16} as bfloat bits.
+  h.SetBuffer(1, std::vector<uint16_t>{0x3F80, 0x4000, 0x4040, 0x4080, 0xBF80,
+                                       0x3F00, 0x4100, 0x4180});
+  h.SetBuffer(0, std::vector<float>(4, 0.0f));
+  ASSERT_TRUE(h.SetThreadgroupMemoryLength(32, 0).ok());
+  ASSERT_TRUE(Runs(h, {4}, {4}));
+  const float in0[4] = {1, 2, 3, 4}, in1[4] = {-1, 0.5f, 8, 16};
+  const float w[4] = {1.5f, 2.5f, 3.5f, 4.5f};
+  std::vector<float> want(4);
+  for (int i = 0; i < 4; ++i) {
+    const float x = i % 2 ? in0[i] : in1[i];
+    want[i] = in1[i] + in0[i] + in1[i] + w[i] + (i < 2 ? in0[i] : 0) +
+              10 * in0[i] + 100 * (x + in0[i] * (i + 1) + 2 * in0[i]);
+  }
+  EXPECT_EQ(h.Read<float>(0), want);
+}
+
 // vec<T, N>(x) converts element by element (MLX's gemv widens half4 to
 // float4 so), splats a scalar and concatenates, as MSL's vector
 // constructors do; clang alone would bit-cast the vector.
