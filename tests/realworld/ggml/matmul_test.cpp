@@ -54,6 +54,16 @@ Products Multiply(const std::vector<float>& a, const std::vector<float>& x,
   return p;
 }
 
+// Sums of products in float, relative to the terms' size: f32's rounding;
+// half's where the kernels convert src1 or partial sums to half in places
+// (f16 and the quantized types); bfloat's 8 bits where a kernel rounds src1
+// to bfloat (mul_mm's bf16 tiles).
+double ProductTolerance(const BlockType& type) {
+  const std::string name = type.name;
+  if (name == "f32") return 1e-5;
+  return name == "bf16" ? 4e-3 : 2e-3;
+}
+
 // The last threadgroup of a matrix-vector kernel reads whole groups of
 // rows, past ne01: in llama.cpp the tensor lies inside a larger MTLBuffer
 // (ggml's allocator), so the rows after it are there; here they are
@@ -147,9 +157,7 @@ void RunMulMv(const BlockType& type, int64_t ne00, int64_t ne01, int64_t ne11) {
                                 static_cast<uint64_t>(ne11), 1},
                                {32, static_cast<uint64_t>(nsg), 1}));
   const Products want = Multiply(a.values, x, ne00, ne01, ne11, 1, 1);
-  // Sums of ne00 products in float (f16 and the quantized kernels convert
-  // src1 or partial sums to half in places): relative to the terms' size.
-  const double rtol = type.bytes == 4 && !type.quantized ? 1e-5 : 2e-3;
+  const double rtol = ProductTolerance(type);
   EXPECT_TRUE(Near(h.Read<float>(3), want.values, rtol, rtol * want.scale));
 }
 
@@ -227,8 +235,10 @@ void RunMulMm(const BlockType& type, int64_t ne00, int64_t ne01, int64_t ne11,
        static_cast<uint64_t>((ne01 + 63) / 64), static_cast<uint64_t>(ne12)},
       {32, 4, 1}));
   const Products want = Multiply(a.values, x, ne00, ne01, ne11, ne12, r2);
-  // Products of halves (src1 rounded to half), summed in float.
-  EXPECT_TRUE(Near(h.Read<float>(3), want.values, 2e-3, 2e-3 * want.scale));
+  // Products of halves (src1 rounded to half; to bfloat for bf16), summed
+  // in float.
+  const double rtol = std::max(2e-3, ProductTolerance(type));
+  EXPECT_TRUE(Near(h.Read<float>(3), want.values, rtol, rtol * want.scale));
 }
 
 TEST(GgmlMetal, MatrixMatrixProductsOfEveryKind) {
@@ -306,7 +316,7 @@ void RunMulMvExt(const BlockType& type, int64_t ne00, int64_t ne01,
                         static_cast<uint64_t>((ne11 + r1ptg - 1) / r1ptg), 1},
                        {32, nsg, 1}));
   const Products want = Multiply(a.values, x, ne00, ne01, ne11, 1, 1);
-  const double rtol = type.bytes == 4 && !type.quantized ? 1e-5 : 2e-3;
+  const double rtol = ProductTolerance(type);
   EXPECT_TRUE(Near(h.Read<float>(3), want.values, rtol, rtol * want.scale));
 }
 

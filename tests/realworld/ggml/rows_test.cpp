@@ -104,6 +104,7 @@ std::vector<uint8_t> EncodePlain(const PlainType& t,
                                  const std::vector<float>& v) {
   const std::string name = t.name;
   if (name == "f16") return Bytes(ToHalf(v));
+  if (name == "bf16") return Bytes(ToBfloat(v));
   if (name == "i32") {
     std::vector<int32_t> i(v.size());
     for (size_t k = 0; k < v.size(); ++k) i[k] = static_cast<int32_t>(v[k]);
@@ -193,10 +194,10 @@ void RunPlainCpy(const PlainType& from, const PlainType& to, const Shape& src,
               i0 * src.nb[0] + i1 * src.nb[1] + i2 * src.nb[2] + i3 * src.nb[3];
           const double v = in[at / from.size];
           const std::string t = to.name;
-          want[n++] = t == "i32" ? std::trunc(v)
-                      : t == "f16"
-                          ? isa::HalfBitsToFloat(isa::FloatToHalfBits(float(v)))
-                          : v;
+          want[n++] = t == "i32"    ? std::trunc(v)
+                      : t == "f16"  ? RoundedToHalf({float(v)})[0]
+                      : t == "bf16" ? FromBfloat(ToBfloat({float(v)}))[0]
+                                    : v;
         }
       }
     }
@@ -206,10 +207,10 @@ void RunPlainCpy(const PlainType& from, const PlainType& to, const Shape& src,
 
 TEST(GgmlMetal, CopiesBetweenPlainTypes) {
   REQUIRE_GGML();
-  const PlainType f32{"f32", 4}, f16{"f16", 2}, i32{"i32", 4};
+  const PlainType f32{"f32", 4}, f16{"f16", 2}, bf16{"bf16", 2}, i32{"i32", 4};
   const std::vector<std::pair<PlainType, PlainType>> pairs = {
-      {f32, f32}, {f32, f16}, {f16, f32}, {f16, f16},
-      {f32, i32}, {i32, f32}, {i32, i32}};
+      {f32, f32}, {f32, f16}, {f16, f32},  {f16, f16},  {f32, i32},
+      {i32, f32}, {i32, i32}, {f32, bf16}, {bf16, f32}, {bf16, bf16}};
   for (const auto& [from, to] : pairs) {
     // Short rows batched 5 to a threadgroup; long rows over 2 threadgroups.
     RunPlainCpy(from, to, Contiguous(from.size, 37, 5, 3), 37 * 5 * 3,

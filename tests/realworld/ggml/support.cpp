@@ -58,7 +58,8 @@ msl::CompileOptions GgmlOptions(bool bf16) {
 testing::KernelHarness GgmlKernel(
     const std::string& name,
     const std::vector<std::pair<std::string, std::string>>& constants) {
-  msl::CompileOptions options = GgmlOptions();
+  msl::CompileOptions options =
+      GgmlOptions(name.find("bf16") != std::string::npos);
   options.function_constants = constants;
   return testing::KernelHarness(
       compiler::CompileMsl(Source(), "ggml-metal.metal", options, {name}),
@@ -77,6 +78,25 @@ std::vector<float> Random(size_t n, uint32_t seed, float lo, float hi) {
   std::uniform_real_distribution<float> u(lo, hi);
   std::vector<float> v(n);
   for (float& x : v) x = u(rng);
+  return v;
+}
+
+std::vector<uint16_t> ToBfloat(const std::vector<float>& v) {
+  std::vector<uint16_t> b(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint32_t u;
+    std::memcpy(&u, &v[i], 4);
+    b[i] = static_cast<uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+  }
+  return b;
+}
+
+std::vector<float> FromBfloat(const std::vector<uint16_t>& b) {
+  std::vector<float> v(b.size());
+  for (size_t i = 0; i < b.size(); ++i) {
+    const uint32_t u = static_cast<uint32_t>(b[i]) << 16;
+    std::memcpy(&v[i], &u, 4);
+  }
   return v;
 }
 
@@ -120,9 +140,9 @@ std::vector<float> RoundedToHalf(const std::vector<float>& v) {
 
 const std::vector<BlockType>& BlockTypes() {
   static const std::vector<BlockType> types = {
-      {"f32", 4, false},  {"f16", 2, false},  {"q4_0", 18, true},
-      {"q4_1", 20, true}, {"q5_0", 22, true}, {"q5_1", 24, true},
-      {"q8_0", 34, true}};
+      {"f32", 4, false},  {"f16", 2, false},  {"bf16", 2, false},
+      {"q4_0", 18, true}, {"q4_1", 20, true}, {"q5_0", 22, true},
+      {"q5_1", 24, true}, {"q8_0", 34, true}};
   return types;
 }
 
@@ -184,8 +204,13 @@ std::vector<float> Decode(const BlockType& type,
   std::vector<float> v;
   if (!type.quantized) {
     v.resize(bytes.size() / type.bytes);
+    const bool bf16 = std::string(type.name) == "bf16";
     for (size_t i = 0; i < v.size(); ++i) {
-      if (type.bytes == 2) {
+      if (bf16) {
+        uint16_t b;
+        std::memcpy(&b, &bytes[2 * i], 2);
+        v[i] = FromBfloat({b})[0];
+      } else if (type.bytes == 2) {
         v[i] = HalfAt(&bytes[2 * i]);
       } else {
         std::memcpy(&v[i], &bytes[4 * i], 4);
@@ -206,7 +231,10 @@ Encoded RandomRows(const BlockType& type, int64_t ne00, int64_t rows,
   Encoded e;
   if (!type.quantized) {
     std::vector<float> v = Random(ne00 * rows, seed);
-    e.bytes = type.bytes == 2 ? Bytes(ToHalf(v)) : Bytes(v);
+    const std::string name = type.name;
+    e.bytes = name == "bf16"  ? Bytes(ToBfloat(v))
+              : name == "f16" ? Bytes(ToHalf(v))
+                              : Bytes(v);
     e.values = Decode(type, e.bytes);
     return e;
   }

@@ -57,7 +57,9 @@ const std::string& Source();
 msl::CompileOptions GgmlOptions(bool bf16 = false);
 
 // One kernel by its [[host_name]], with the function constants that
-// ggml_metal_library_compile_pipeline gives it ("INDEX" -> value).
+// ggml_metal_library_compile_pipeline gives it ("INDEX" -> value); the
+// bfloat kernels (bf16 in the name) from the file compiled with
+// GGML_METAL_HAS_BF16, as on a device with bfloat.
 testing::KernelHarness GgmlKernel(
     const std::string& name,
     const std::vector<std::pair<std::string, std::string>>& constants = {});
@@ -74,6 +76,11 @@ Shape Contiguous(uint64_t type_size, int64_t ne0, int64_t ne1 = 1,
 
 std::vector<float> Random(size_t n, uint32_t seed, float lo = -2.0f,
                           float hi = 2.0f);
+
+// bfloat's bits (the high half of a float's, rounded to nearest even) and
+// back.
+std::vector<uint16_t> ToBfloat(const std::vector<float>& v);
+std::vector<float> FromBfloat(const std::vector<uint16_t>& b);
 
 std::vector<uint16_t> ToHalf(const std::vector<float>& v);
 std::vector<float> FromHalf(const std::vector<uint16_t>& h);
@@ -103,7 +110,7 @@ struct BlockType {
   }
 };
 
-// f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0.
+// f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0.
 const std::vector<BlockType>& BlockTypes();
 const BlockType& BlockTypeNamed(const std::string& name);
 

@@ -31,5 +31,13 @@ TEST(GgmlMetal, WholeFileCompiles) {
   CompileWholeFile(false);
 }
 
+// A device with bfloat (ggml-metal-device.m: has_bfloat, Apple6 or Metal3
+// families, and then GGML_METAL_HAS_BF16): 56 kernels
+// more, and bfloat as a type of matrices, casts, splats and conditionals.
+TEST(GgmlMetal, WholeFileCompilesWithBfloat) {
+  REQUIRE_GGML();
+  CompileWholeFile(true);
+}
+
 }  // namespace
 }  // namespace mtlemu::ggml
