@@ -1071,6 +1071,92 @@ std::vector<size_t> SameTypeCasts(std::string_view s,
   return sites;
 }
 
+// Whether `s` has a string literal in its code: outside attributes' `[[
+// ]]`, preprocessor lines (line markers, pragmas), static_assert and
+// `extern "C"`. Only then may a `constant char*` take one.
+bool HasCodeStringLiteral(std::string_view s) {
+  for (size_t k = 0; k < s.size(); ++k) {
+    if ((k == 0 || s[k - 1] == '\n') && s[SkipSpace(s, k)] == '#') {
+      k = s.find('\n', k);
+      if (k == npos) return false;
+      continue;
+    }
+    if (s.compare(k, 2, "[[") == 0) {
+      k = s.find("]]", k);
+      if (k == npos) return false;
+      continue;
+    }
+    if (IsIdentifierChar(s[k]) && (k == 0 || !IsIdentifierChar(s[k - 1]))) {
+      const size_t end = IdentifierEnd(s, k);
+      const std::string_view word = s.substr(k, end - k);
+      if (word == "static_assert" || word == "_Static_assert") {
+        const size_t open = SkipSpace(s, end);
+        const size_t close =
+            open < s.size() && s[open] == '(' ? MatchingClose(s, open) : npos;
+        if (close == npos) return false;
+        k = close;
+      } else if (word == "extern") {
+        const size_t next = SkipSpace(s, end);
+        if (next < s.size() && s[next] == '"') {
+          k = SkipCommentOrLiteral(s, next) - 1;
+          continue;
+        }
+        k = end - 1;
+      } else {
+        k = end - 1;
+      }
+      continue;
+    }
+    if (s[k] == '"') return true;
+    const size_t skipped = SkipCommentOrLiteral(s, k);
+    if (skipped != k) k = skipped - 1;
+  }
+  return false;
+}
+
+// Whether the `constant char*` at `i` (its `*` at `star`) is where a string
+// literal may go: a parameter, or a variable that one initializes; not a
+// cast (`(constant char*)p`), a kernel's buffer (`[[buffer(n)]]` after its
+// name), nor part of an explicit instantiation or specialization (`template
+// char f<char>(constant char*)`, `template <> ...`), which must match what
+// `constant T*` is with T = char.
+bool TakesStringLiterals(std::string_view s, size_t i, size_t star) {
+  const size_t after = SkipSpace(s, star + 1);
+  const size_t before = SkipSpaceBack(s, i);
+  if (after < s.size() && s[after] == ')' && before > 0 &&
+      s[before - 1] == '(') {
+    const size_t operand = SkipSpace(s, after + 1);
+    if (operand < s.size() &&
+        (IsIdentifierChar(s[operand]) || s[operand] == '(') &&
+        !WordAt(s, operand, "const") && !WordAt(s, operand, "constant")) {
+      return false;  // a cast
+    }
+  }
+  const size_t name_end = IdentifierEnd(s, after);
+  const size_t next = SkipSpace(s, name_end);
+  if (name_end > after && s.compare(next, 2, "[[") == 0) return false;
+  // A variable only where a string literal initializes it (an array of
+  // them, `constant char* names[] = {...}`, is one).
+  if (name_end > after && next < s.size() && s[next] == '=' &&
+      s.compare(next, 2, "==") != 0) {
+    const size_t value = SkipSpace(s, next + 1);
+    if (value >= s.size() || s[value] != '"') return false;
+  }
+  // The statement's start: after the last `;`, `{` or `}` before it.
+  size_t start = i;
+  while (start > 0 && s[start - 1] != ';' && s[start - 1] != '{' &&
+         s[start - 1] != '}') {
+    --start;
+  }
+  start = SkipSpace(s, start);
+  if (WordAt(s, start, "template")) {
+    const size_t next = SkipSpace(s, start + 8);
+    if (next >= s.size() || s[next] != '<') return false;
+    if (s[SkipSpace(s, next + 1)] == '>') return false;
+  }
+  return true;
+}
+
 // The concatenation of the string literals that make up `text` (`"a" "b"`,
 // as the preprocessor leaves `"v_" #op`), or nullopt for anything else.
 std::optional<std::string> StringLiterals(std::string_view text) {
@@ -1230,6 +1316,7 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
   }
   size_t next_vec = 0;  // the next of vec_edits.replacements
   out.text.reserve(s.size() + s.size() / 8);
+  const bool string_literals = HasCodeStringLiteral(s);
   const std::vector<ClassBody> classes = ClassBodies(s);
   // ( [ { outside comments and literals, and where each opened.
   std::vector<std::pair<char, size_t>> open_brackets;
@@ -1381,8 +1468,10 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
     }
     // `constant char*`: Metal's type of a string literal, which C++ for
     // OpenCL puts in __constant (not the __global that `constant` is
-    // elsewhere).
-    if (s[i] == 'c' && (i == 0 || !IsIdentifierChar(s[i - 1])) &&
+    // elsewhere), where a file has string literals and one may go there
+    // (TakesStringLiterals); elsewhere what `constant T*` is with T = char.
+    if (string_literals && s[i] == 'c' &&
+        (i == 0 || !IsIdentifierChar(s[i - 1])) &&
         s.compare(i, 9, "constant ") == 0) {
       size_t k = i + 9;
       while (k < s.size() && s[k] == ' ') ++k;
@@ -1390,7 +1479,8 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
           !IsIdentifierChar(s[k + 4])) {
         size_t star = k + 4;
         while (star < s.size() && s[star] == ' ') ++star;
-        if (star < s.size() && s[star] == '*') {
+        if (star < s.size() && s[star] == '*' &&
+            TakesStringLiterals(s, i, star)) {
           copy_to(i);
           out.anchors.emplace_back(out.text.size(), i);
           out.text += "const __constant";
@@ -1505,13 +1595,61 @@ bool RetrySites::Add(const RetrySites& more) {
   merge(mask_casts, more.mask_casts);
   merge(short_lists, more.short_lists);
   merge(vector_constructors, more.vector_constructors);
+  merge(redefinitions, more.redefinitions);
   return added;
 }
+
+namespace {
+
+// The extent of the definition of a function whose name is at `name`:
+// from the start of its declaration (after the `;`, `{` or `}` before it:
+// its template header and attributes included) to the `}` of its body;
+// nullopt where there is no body, or its parameters name neither `device`
+// nor `constant`.
+std::optional<std::pair<size_t, size_t>> DefinitionExtent(std::string_view s,
+                                                          size_t name) {
+  const size_t open = SkipSpace(s, IdentifierEnd(s, name));
+  if (open >= s.size() || s[open] != '(') return std::nullopt;
+  const size_t close = MatchingClose(s, open);
+  if (close == npos) return std::nullopt;
+  bool qualified = false;
+  for (size_t k = open; k < close; ++k) {
+    if (WordAt(s, k, "device") || WordAt(s, k, "constant")) qualified = true;
+  }
+  if (!qualified) return std::nullopt;
+  size_t body = close + 1;
+  while (body < s.size() && s[body] != '{' && s[body] != ';') ++body;
+  if (body >= s.size() || s[body] != '{') return std::nullopt;
+  const size_t end = MatchingClose(s, body);
+  if (end == npos) return std::nullopt;
+  size_t start = name;
+  while (start > 0 && s[start - 1] != ';' && s[start - 1] != '{' &&
+         s[start - 1] != '}') {
+    --start;
+  }
+  return std::pair(start, end + 1);
+}
+
+}  // namespace
 
 RewrittenSource RewriteMetalAttributes(
     std::string_view s, const RetrySites& retry,
     const std::vector<std::string>& only_kernels) {
-  return Rewrite(s, retry, FunctionPointerAliases(s), only_kernels);
+  if (retry.redefinitions.empty()) {
+    return Rewrite(s, retry, FunctionPointerAliases(s), only_kernels);
+  }
+  // Overloads on `device` and `constant` alone are one function here (both
+  // address spaces are __global): the second definition is left out, its
+  // lines kept, so every offset stays where it was.
+  std::string kept(s);
+  for (size_t name : retry.redefinitions) {
+    if (const auto extent = DefinitionExtent(s, name)) {
+      for (size_t k = extent->first; k < extent->second; ++k) {
+        if (kept[k] != '\n') kept[k] = ' ';
+      }
+    }
+  }
+  return Rewrite(kept, retry, FunctionPointerAliases(kept), only_kernels);
 }
 
 }  // namespace mtlemu::msl

@@ -73,6 +73,12 @@ struct RetrySites {
   // with type4 a float4), which clang takes for a scalar's: the arguments
   // become __mtl_vector_make<T>(...), the shims' MSL constructor.
   std::vector<size_t> vector_constructors;
+  // The names of functions defined again with only `device` and `constant`
+  // swapped in their parameters (`f(device const T*)` and `f(constant
+  // T*)`), which clang finds redefinitions: both are __global here, so the
+  // second definition is left out and the first serves both (the same
+  // where their bodies are the same; where they differ, the device one's).
+  std::vector<size_t> redefinitions;
 
   // Adds `more`'s sites; returns whether any was new.
   bool Add(const RetrySites& more);

@@ -577,6 +577,9 @@ FrontendResult CompileOnce(const PreprocessedSource& preprocessed,
     } else if (id == diag::err_excess_initializers && info.getNumArgs() > 0 &&
                info.getRawArg(0) == 2) {  // scalar
       sites = &found.vector_constructors;
+    } else if (id == diag::err_redefinition ||
+               id == diag::err_member_redeclared) {
+      sites = &found.redefinitions;
     } else {
       return;
     }

@@ -797,6 +797,86 @@ kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]
   EXPECT_EQ(h.Read<float>(0), std::vector<float>(32, 496.0f + 65504.0f));
 }
 
+// Overloads on `device` and `constant` alone (free functions, templates,
+// members): one function here, as both are device memory; a redefinition
+// that is not one stays an error.
+TEST(MetalConstructs, DeviceAndConstantOverloadsAreOneFunction) {
+  KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+float load(device const float* p, int i) { return p[i]; }
+float load(constant float* p, int i) { return p[i]; }
+template <typename T> T twice(device const T* p, int i) { return 2 * p[i]; }
+template <typename T> T twice(constant T* p, int i) { return 2 * p[i]; }
+struct reader {
+  float get(device const float* p) const { return p[0]; }
+  float get(constant float* p) const { return p[0]; }
+};
+kernel void k(device const float* a [[buffer(0)]], constant float* b [[buffer(1)]],
+              device float* out [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+  reader r;
+  out[i] = load(a, i) + load(b, i) + twice(a, i) + twice(b, i) + r.get(a) + 10 * r.get(b);
+}
+)",
+                            "k");
+  h.SetBuffer(0, std::vector<float>{1, 2, 3, 4});
+  h.SetBuffer(1, std::vector<float>{10, 20, 30, 40});
+  h.SetBuffer(2, std::vector<float>(4, 0));
+  ASSERT_TRUE(Runs(h, {4}, {4}));
+  std::vector<float> want(4);
+  for (int i = 0; i < 4; ++i)
+    want[i] = 3 * (i + 1) + 3 * 10 * (i + 1) + 1 + 100;
+  EXPECT_EQ(h.Read<float>(2), want);
+  KernelHarness twice = Compile(R"(
+int f(int x) { return x; }
+int f(int x) { return x + 1; }
+kernel void k2(device int* out [[buffer(0)]]) { out[0] = f(1); }
+)",
+                                "k2");
+  ASSERT_FALSE(twice.status().ok());
+  EXPECT_NE(twice.status().error().message.find("redefinition of 'f'"),
+            std::string::npos)
+      << twice.status().error().message;
+}
+
+// `constant char*` spelled out is `constant T*` with T = char: explicit
+// instantiations match their template, casts and kernels' buffers are
+// device memory's; where a string literal may go (a parameter, even in a
+// file of literals), it takes one.
+TEST(MetalConstructs, ConstantCharPointersAsTemplatesAndLiteralsNeedThem) {
+  for (const bool literals : {false, true}) {
+    SCOPED_TRACE(literals ? "with string literals" : "without");
+    const std::string tag = literals ? "tag.length(\"four\")" : "6";
+    KernelHarness h = Compile(R"(
+#include <metal_stdlib>
+using namespace metal;
+struct tag_t {
+  int n;
+  constexpr tag_t(constant char*, int k) constant : n(k) {}
+  int length(constant char* s) const constant { int i = 0; while (s[i]) ++i; return i + n; }
+};
+)" + std::string(literals ? "constant tag_t tag(\"mlx\", 2);\n" : "") +
+                                  R"(
+template <typename T> T first(constant T* p, int i) { return p[i]; }
+template char first<char>(constant char* p, int i);
+template <typename T>
+kernel void copy_bytes(constant T* src [[buffer(0)]], device int* out [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+  constant char* bytes = (constant char*)src;
+  out[i] = first(bytes, int(i)) + first<char>((constant char*)(src + 1), 0) + )" +
+                                  tag + R"(;
+}
+template [[host_name("copy_char")]] kernel void copy_bytes<char>(constant char* src, device int* out, uint i);
+)",
+                              "copy_char");
+    h.SetBuffer(0, std::vector<int8_t>{10, 20, 30, 40, 50, 60, 70, 80});
+    h.SetBuffer(1, std::vector<int32_t>(4, 0));
+    ASSERT_TRUE(Runs(h, {4}, {4}));
+    // bytes[i] + src[1] + strlen("four") + 2.
+    EXPECT_EQ(h.Read<int32_t>(1), (std::vector<int32_t>{36, 46, 56, 66}));
+  }
+}
+
 // Casts that convert vectors, many to a statement of a template (llama.cpp's
 // flash-attention `dot((float4) mk, (float4) sq4[i])`, its unary ops' `(T)
 // (x * x)`, `s2_t(sm2[j])`): clang reports one such cast per statement of an
