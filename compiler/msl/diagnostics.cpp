@@ -25,8 +25,14 @@ std::string Retitled(const isa::Diagnostic& d, std::string_view kind) {
 void DiagnosticCollector::HandleDiagnostic(
     clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) {
   if (IsShimAttributeNoise(info)) return;
-  DiagnosticConsumer::HandleDiagnostic(level, info);
   const bool note = level == clang::DiagnosticsEngine::Note;
+  if (!note) {
+    quieting_ =
+        level == clang::DiagnosticsEngine::Warning &&
+        std::find(quiet_.begin(), quiet_.end(), info.getID()) != quiet_.end();
+  }
+  if (quieting_) return;
+  DiagnosticConsumer::HandleDiagnostic(level, info);
   if (level < clang::DiagnosticsEngine::Warning && !note) return;
   llvm::SmallString<256> message;
   info.FormatDiagnostic(message);

@@ -46,10 +46,14 @@ class DiagnosticCollector : public clang::DiagnosticConsumer {
   void SetErrorObserver(ErrorObserver observer) {
     observer_ = std::move(observer);
   }
+  // Warnings (clang's diagnostic ids) left out, with their notes.
+  void SetQuietWarnings(std::vector<unsigned> ids) { quiet_ = std::move(ids); }
 
  private:
   PositionMapper mapper_;
   ErrorObserver observer_;
+  std::vector<unsigned> quiet_;
+  bool quieting_ = false;  // the last warning was quiet: so are its notes
   isa::Diagnostics& errors_;
   std::vector<std::string>& warnings_;
   bool last_was_error_ = false;

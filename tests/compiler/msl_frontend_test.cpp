@@ -185,6 +185,32 @@ kernel void k(device float* out [[buffer(0)]], constant P& p [[buffer(1)]],
   EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
 }
 
+// A function constant without a value is zero: the divisions by it and the
+// switch over it are not the user's warnings (llama.cpp's whole file had
+// 1,249 of them); with every value given, they are.
+TEST(MslFrontend, FunctionConstantsWithoutValuesMakeNoZeroWarnings) {
+  auto warnings = [](const char* divisor, const CompileOptions& options) {
+    const std::string source = std::string(R"(
+constant short FC_n [[function_constant(7)]];
+kernel void k(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  switch (FC_n) { case 1: out[i] = 1; break; }
+  out[i] += int(i) % )") + divisor +
+                               R"(;
+}
+)";
+    FrontendResult r = CompileMsl(source, "k.metal", options);
+    EXPECT_TRUE(r.ok()) << isa::FormatDiagnostics(r.errors);
+    return r.warnings;
+  };
+  EXPECT_TRUE(warnings("FC_n", {}).empty()) << warnings("FC_n", {}).front();
+  CompileOptions zero;
+  zero.function_constants = {{"7", "0"}};
+  EXPECT_EQ(warnings("FC_n", zero).size(), 2u);  // the switch, the division
+  CompileOptions one;
+  one.function_constants = {{"7", "1"}};
+  EXPECT_EQ(warnings("0", one).size(), 1u);  // the division by a literal
+}
+
 // The embedded precompiled shims change nothing but the speed: the same
 // source compiles to the same LLVM IR with them and without (a macro the
 // shims read turns them off).
