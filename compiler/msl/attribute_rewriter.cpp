@@ -954,42 +954,21 @@ std::vector<std::pair<size_t, std::string>> CastInsertions(
 // logical operator (nor `->`, `<<` or `>>`, which look alike) outside the
 // brackets inside it: its value is no vector mask.
 bool WithoutComparison(std::string_view s, size_t open) {
-  const size_t close = MatchingClose(s, open);
-  if (close == npos) return false;
-  int depth = 0;
-  for (size_t k = open + 1; k < close; ++k) {
-    const size_t skipped = SkipCommentOrLiteral(s, k);
-    if (skipped != k) {
-      k = skipped - 1;
-      continue;
-    }
-    const char c = s[k];
-    if (c == '(' || c == '[' || c == '{') ++depth;
-    if (c == ')' || c == ']' || c == '}') --depth;
-    if (depth != 0) continue;
-    if (c == '<' || c == '>' || c == '!' || s.compare(k, 2, "==") == 0 ||
-        s.compare(k, 2, "&&") == 0 || s.compare(k, 2, "||") == 0) {
-      return false;
-    }
-  }
-  return true;
+  return MatchingClose(s, open) != npos &&
+         FindAtTopLevel(s, open, [&](size_t k) {
+           const char c = s[k];
+           return c == '<' || c == '>' || c == '!' ||
+                  s.compare(k, 2, "==") == 0 || s.compare(k, 2, "&&") == 0 ||
+                  s.compare(k, 2, "||") == 0;
+         }) == npos;
 }
 
 // Whether the parentheses at `open` hold one argument (no comma outside
 // the brackets inside them) and not none.
 bool OneArgument(std::string_view s, size_t open) {
   const size_t close = MatchingClose(s, open);
-  if (close == npos || Trim(s.substr(open + 1, close - open - 1)).empty()) {
-    return false;
-  }
-  int depth = 0;
-  for (size_t k = open + 1; k < close; ++k) {
-    const char c = s[k];
-    if (c == '(' || c == '[' || c == '{') ++depth;
-    if (c == ')' || c == ']' || c == '}') --depth;
-    if (depth == 0 && c == ',') return false;
-  }
-  return true;
+  return close != npos && !Trim(s.substr(open + 1, close - open - 1)).empty() &&
+         FindAtTopLevel(s, open, [&](size_t k) { return s[k] == ','; }) == npos;
 }
 
 // Clang reports one cast that converts vectors per statement of a template

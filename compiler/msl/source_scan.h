@@ -46,6 +46,26 @@ size_t FindInCode(std::string_view s, size_t from, Stop&& stop) {
 // npos when the text ends first.
 size_t MatchingClose(std::string_view s, size_t open);
 
+// The first offset between the bracket at `open` and the one that closes
+// it, outside the brackets nested in them (and comments and literals),
+// where `found(k)` holds; npos when none does or the text ends first.
+template <class Found>
+size_t FindAtTopLevel(std::string_view s, size_t open, Found&& found) {
+  int depth = 0;
+  const size_t at = FindInCode(s, open + 1, [&](size_t k) {
+    const char c = s[k];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') {
+      if (depth-- == 0) return true;  // the closing bracket: none found
+      return false;
+    }
+    return depth == 0 && found(k);
+  });
+  if (at == std::string_view::npos) return at;
+  const char c = s[at];
+  return c == ')' || c == ']' || c == '}' ? std::string_view::npos : at;
+}
+
 // The offset of the `>` that closes the `<` at `open` (parentheses and
 // other brackets nest inside; a `>` within them does not count), or npos.
 size_t MatchingAngle(std::string_view s, size_t open);

@@ -93,6 +93,31 @@ struct GgmlKargsMulMv {
   int16_t r2, r3;
 };
 
+// The kargs of mul_mv and mul_mv_ext (the same fields but mul_mv's nr0):
+// ne01 contiguous rows of ne00 values of `type` times ne11 contiguous f32
+// vectors, one matrix.
+template <class Kargs>
+Kargs VectorProductArgs(const BlockType& type, int64_t ne00, int64_t ne01,
+                        int64_t ne11) {
+  Kargs args{};
+  args.ne00 = static_cast<int32_t>(ne00);
+  args.ne01 = static_cast<int32_t>(ne01);
+  args.ne02 = 1;
+  args.nb00 = type.bytes;
+  args.nb01 = type.BytesOf(ne00);
+  args.nb02 = args.nb03 = args.nb01 * ne01;
+  args.ne10 = static_cast<int32_t>(ne00);
+  args.ne11 = static_cast<int32_t>(ne11);
+  args.ne12 = 1;
+  args.nb10 = 4;
+  args.nb11 = 4 * ne00;
+  args.nb12 = args.nb13 = 4 * ne00 * ne11;
+  args.ne0 = static_cast<int32_t>(ne01);
+  args.ne1 = static_cast<int32_t>(ne11);
+  args.r2 = args.r3 = 1;
+  return args;
+}
+
 // dst[i1][i0] = sum over k of src0[i0][k] * src1[i1][k]: ne01 rows of
 // `type` times ne11 vectors of ne00 floats.
 void RunMulMv(const BlockType& type, int64_t ne00, int64_t ne01, int64_t ne11) {
@@ -127,23 +152,9 @@ void RunMulMv(const BlockType& type, int64_t ne00, int64_t ne01, int64_t ne11) {
   ASSERT_TRUE(h.status().ok()) << h.status().error().message;
   const Encoded a = RandomRows(type, ne00, ne01, 51);
   const std::vector<float> x = Random(ne00 * ne11, 52);
-  GgmlKargsMulMv args{};
-  args.ne00 = static_cast<int32_t>(ne00);
-  args.ne01 = static_cast<int32_t>(ne01);
-  args.ne02 = 1;
-  args.nb00 = type.quantized ? type.bytes : type.bytes;
-  args.nb01 = type.quantized ? ne00 / 32 * type.bytes : ne00 * type.bytes;
-  args.nb02 = args.nb03 = args.nb01 * ne01;
-  args.ne10 = static_cast<int32_t>(ne00);
-  args.ne11 = static_cast<int32_t>(ne11);
-  args.ne12 = 1;
-  args.nb10 = 4;
-  args.nb11 = 4 * ne00;
-  args.nb12 = args.nb13 = 4 * ne00 * ne11;
-  args.ne0 = static_cast<int32_t>(ne01);
-  args.ne1 = static_cast<int32_t>(ne11);
+  GgmlKargsMulMv args =
+      VectorProductArgs<GgmlKargsMulMv>(type, ne00, ne01, ne11);
   args.nr0 = nr0;
-  args.r2 = args.r3 = 1;
   h.SetBytes(0, args);
   h.SetBuffer(1, Padded(a.bytes, args.nb01, nr0 * nsg));
   h.SetBuffer(2, x);
@@ -290,22 +301,8 @@ void RunMulMvExt(const BlockType& type, int64_t ne00, int64_t ne01,
   ASSERT_TRUE(h.status().ok()) << h.status().error().message;
   const Encoded a = RandomRows(type, ne00, ne01, 111);
   const std::vector<float> x = Random(ne00 * ne11, 112);
-  GgmlKargsMulMvExt args{};
-  args.ne00 = static_cast<int32_t>(ne00);
-  args.ne01 = static_cast<int32_t>(ne01);
-  args.ne02 = 1;
-  args.nb00 = type.bytes;
-  args.nb01 = type.BytesOf(ne00);
-  args.nb02 = args.nb03 = args.nb01 * ne01;
-  args.ne10 = static_cast<int32_t>(ne00);
-  args.ne11 = static_cast<int32_t>(ne11);
-  args.ne12 = 1;
-  args.nb10 = 4;
-  args.nb11 = 4 * ne00;
-  args.nb12 = args.nb13 = 4 * ne00 * ne11;
-  args.ne0 = static_cast<int32_t>(ne01);
-  args.ne1 = static_cast<int32_t>(ne11);
-  args.r2 = args.r3 = 1;
+  const GgmlKargsMulMvExt args =
+      VectorProductArgs<GgmlKargsMulMvExt>(type, ne00, ne01, ne11);
   h.SetBytes(0, args);
   h.SetBuffer(1, Padded(a.bytes, args.nb01, r0ptg));
   h.SetBuffer(2, x);
