@@ -5,6 +5,7 @@
 #include <cctype>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -728,6 +729,27 @@ size_t ConditionalOperandEnd(std::string_view s, size_t start, bool middle) {
   return middle ? npos : s.size();
 }
 
+// The `?` of the conditional of whose second or third operand the
+// operator at `op` is part, outside brackets (`c ? a * v : s`), or npos.
+size_t EnclosingConditional(std::string_view s, size_t op) {
+  int depth = 0;
+  for (size_t k = op; k-- > 0;) {
+    const char c = s[k];
+    if (c == ')' || c == ']' || c == '}') ++depth;
+    if (c == '(' || c == '[' || c == '{') {
+      if (depth-- == 0) return npos;
+    }
+    if (depth != 0) continue;
+    if (c == ';' || c == ',') return npos;
+    if (c == '=' && k > 0 && std::strchr("=!<>", s[k - 1]) == nullptr &&
+        (k + 1 >= s.size() || s[k + 1] != '=')) {
+      return npos;  // an assignment, not a comparison
+    }
+    if (c == '?') return k;
+  }
+  return npos;
+}
+
 // The second and third operands of the conditional whose `?` is at `q`, as
 // [start, end) pairs, or nullopt when they cannot be told.
 std::optional<std::array<std::pair<size_t, size_t>, 2>> ConditionalOperands(
@@ -1219,7 +1241,23 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
   // operands of the conditionals named, __mtl_mixed( and ) around an
   // operand of the operators named.
   std::map<size_t, std::string> insertions;
+  // A mixed operator gives a vector: in a way of a conditional, the
+  // conditional is mixed too where its other way is a scalar (llama.cpp's
+  // `pmask ? slope*pmask[i] : 0.0f`), and __mtl_mixed_arm leaves a vector
+  // as it is. Both go in one round, as clang would name the conditional
+  // only after the operator is rewritten.
+  std::vector<size_t> mixed = retry.mixed_operators;
   for (size_t op : retry.mixed_operators) {
+    const size_t q = s[op] == '?' ? npos : EnclosingConditional(s, op);
+    if (q != npos &&
+        std::find(retry.conditionals.begin(), retry.conditionals.end(), q) ==
+            retry.conditionals.end()) {
+      mixed.push_back(q);
+    }
+  }
+  std::sort(mixed.begin(), mixed.end());
+  mixed.erase(std::unique(mixed.begin(), mixed.end()), mixed.end());
+  for (size_t op : mixed) {
     if (s[op] == '?') {
       // `c ? v : 0.0f` with v a half4: each way in __mtl_mixed_arm(...).
       if (const auto operands = ConditionalOperands(s, op)) {

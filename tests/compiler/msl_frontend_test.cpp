@@ -271,6 +271,21 @@ TEST(AttributeRewriter, WrapsTheCastsSpelledLikeANamedOne) {
             "t2(__mtl_vector_cast<t2>(v)) + t2(w, 1);\n");
 }
 
+// A mixed operator named in a way of a conditional makes the conditional
+// mixed in the same round (its value is a vector); one in the condition,
+// or past an assignment, does not.
+TEST(AttributeRewriter, MixedOperatorsInAConditionalMixItsWays) {
+  const std::string source =
+      "x = p ? s*m[i] : 0.0f;\n"
+      "y = s*v > 0 ? a : b;\n";
+  RetrySites sites;
+  sites.mixed_operators = {source.find("*m"), source.find("*v")};
+  EXPECT_EQ(RewriteMetalAttributes(source, sites).text,
+            "x = p ? __mtl_mixed_arm(__mtl_mixed(s)*m[i]) : "
+            "__mtl_mixed_arm(0.0f);\n"
+            "y = __mtl_mixed(s)*v > 0 ? a : b;\n");
+}
+
 // The operands of a conditional the front end names are wrapped whole:
 // nested conditionals, calls with commas, brackets, qualified names; the
 // condition and what follows the expression stay as they were.
