@@ -1231,11 +1231,20 @@ size_t RewrittenSource::OriginalOffset(size_t rewritten) const {
 
 namespace {
 
-// `pointer_aliases`: the function pointer type aliases of the whole source
-// (a template's other forms are rewritten apart from it).
+// What the rewrite of a piece of the source (a template's other forms, a
+// conditional's other way, rewritten apart from it) knows of the whole.
+struct WholeSource {
+  std::vector<std::string> pointer_aliases;  // function pointer type aliases
+  bool string_literals = false;              // HasCodeStringLiteral
+};
+WholeSource Survey(std::string_view s) {
+  return {FunctionPointerAliases(s), HasCodeStringLiteral(s)};
+}
+
 RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
-                        const std::vector<std::string>& pointer_aliases,
+                        const WholeSource& whole,
                         const std::vector<std::string>& only_kernels = {}) {
+  const std::vector<std::string>& pointer_aliases = whole.pointer_aliases;
   RewrittenSource out;
   // Text to insert before an offset: __mtl_cond_arm<...>( and ) around the
   // operands of the conditionals named, __mtl_mixed( and ) around an
@@ -1317,8 +1326,7 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
       const auto [other_start, other_end] = (*operands)[1 - way];
       if (start >= end || other_start >= other_end) continue;
       const std::string other =
-          Rewrite(s.substr(other_start, other_end - other_start), {},
-                  pointer_aliases)
+          Rewrite(s.substr(other_start, other_end - other_start), {}, whole)
               .text;
       insertions[start] += "__mtl_cond_arm<decltype((" + other + "))>(";
       insertions[end] = ")" + insertions[end];
@@ -1329,11 +1337,10 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
   const std::vector<VecAlias> vec_aliases = FindVecAliases(s);
   const VecDeductionEdits vec_edits = FindVecDeductions(s, vec_aliases);
   for (const VecDeductionEdits::Copy& copy : vec_edits.copies) {
-    insertions[copy.offset] += Rewrite(copy.text, {}, pointer_aliases).text;
+    insertions[copy.offset] += Rewrite(copy.text, {}, whole).text;
   }
   size_t next_vec = 0;  // the next of vec_edits.replacements
   out.text.reserve(s.size() + s.size() / 8);
-  const bool string_literals = HasCodeStringLiteral(s);
   const std::vector<ClassBody> classes = ClassBodies(s);
   // ( [ { outside comments and literals, and where each opened.
   std::vector<std::pair<char, size_t>> open_brackets;
@@ -1398,7 +1405,7 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
         } else {
           std::string reference(s.substr(p.start, p.end - p.start));
           reference[p.star - p.start] = '&';
-          out.text += Rewrite(reference, {}, pointer_aliases).text;
+          out.text += Rewrite(reference, {}, whole).text;
         }
         copied = p.end;
       }
@@ -1487,7 +1494,7 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
     // OpenCL puts in __constant (not the __global that `constant` is
     // elsewhere), where a file has string literals and one may go there
     // (TakesStringLiterals); elsewhere what `constant T*` is with T = char.
-    if (string_literals && s[i] == 'c' &&
+    if (whole.string_literals && s[i] == 'c' &&
         (i == 0 || !IsIdentifierChar(s[i - 1])) &&
         s.compare(i, 9, "constant ") == 0) {
       size_t k = i + 9;
@@ -1653,7 +1660,7 @@ RewrittenSource RewriteMetalAttributes(
     std::string_view s, const RetrySites& retry,
     const std::vector<std::string>& only_kernels) {
   if (retry.redefinitions.empty()) {
-    return Rewrite(s, retry, FunctionPointerAliases(s), only_kernels);
+    return Rewrite(s, retry, Survey(s), only_kernels);
   }
   // Overloads on `device` and `constant` alone are one function here (both
   // address spaces are __global): the second definition is left out, its
@@ -1666,7 +1673,7 @@ RewrittenSource RewriteMetalAttributes(
       }
     }
   }
-  return Rewrite(kept, retry, FunctionPointerAliases(kept), only_kernels);
+  return Rewrite(kept, retry, Survey(kept), only_kernels);
 }
 
 }  // namespace mtlemu::msl
