@@ -993,6 +993,48 @@ bool OneArgument(std::string_view s, size_t open) {
          FindAtTopLevel(s, open, [&](size_t k) { return s[k] == ','; }) == npos;
 }
 
+// The outermost brace blocks (not namespaces' nor `extern "C"`'s: the
+// bodies of functions and classes at namespace scope) that hold one of
+// the offsets `at`, as [start, end), in order.
+std::vector<std::pair<size_t, size_t>> BlocksAround(
+    std::string_view s, const std::vector<size_t>& at) {
+  std::vector<std::pair<size_t, size_t>> blocks;
+  std::vector<bool> transparent;  // per open brace: a namespace's
+  int depth = 0;
+  size_t open = 0;
+  FindInCode(s, 0, [&](size_t k) {
+    if (s[k] == '{') {
+      const size_t before = SkipSpaceBack(s, k);
+      size_t word = before;
+      while (word > 0 &&
+             (IsIdentifierChar(s[word - 1]) || s[word - 1] == ':')) {
+        --word;
+      }
+      size_t previous = SkipSpaceBack(s, word);
+      while (previous > 0 && IsIdentifierChar(s[previous - 1])) --previous;
+      const bool ns = WordAt(s, word, "namespace") ||
+                      WordAt(s, previous, "namespace") ||
+                      (before > 0 && s[before - 1] == '"');  // extern "C"
+      transparent.push_back(ns);
+      if (!ns && depth++ == 0) open = k;
+    } else if (s[k] == '}' && !transparent.empty()) {
+      const bool ns = transparent.back();
+      transparent.pop_back();
+      if (!ns && --depth == 0) blocks.emplace_back(open, k + 1);
+    }
+    return false;
+  });
+  std::vector<std::pair<size_t, size_t>> around;
+  for (const auto& block : blocks) {
+    if (std::any_of(at.begin(), at.end(), [&](size_t a) {
+          return a >= block.first && a < block.second;
+        })) {
+      around.push_back(block);
+    }
+  }
+  return around;
+}
+
 // Clang reports one cast that converts vectors per statement of a template
 // instantiation (it stops instantiating the statement at the first error),
 // so a statement of four such casts would take four compiles. Every C-style
@@ -1005,7 +1047,8 @@ bool OneArgument(std::string_view s, size_t open) {
 // operator outside its inner brackets stay for clang, since a cast of a
 // vector comparison is a mask cast (KernelCollector).
 std::vector<size_t> SameTypeCasts(std::string_view s,
-                                  const std::vector<size_t>& found) {
+                                  const std::vector<size_t>& found,
+                                  const std::vector<size_t>& other_sites) {
   std::set<std::string_view> types, functional;
   for (size_t at : found) {
     const size_t k = SkipSpace(s, at);
@@ -1029,10 +1072,13 @@ std::vector<size_t> SameTypeCasts(std::string_view s,
   constexpr std::string_view kNotOperands[] = {
       "const",       "volatile", "constant", "device", "thread",
       "threadgroup", "noexcept", "override", "final",  "requires"};
-  FindInCode(s, 0, [&](size_t k) {
-    if (!functional.empty() && IsIdentifierChar(s[k]) &&
-        (k == 0 || !IsIdentifierChar(s[k - 1]))) {
-      // T(x) of one argument, not a member or qualified name's call.
+  // T(x) of one argument, not a member or qualified name's call: through
+  // a template's type or a typedef, so all of them, in the whole file.
+  if (!functional.empty()) {
+    FindInCode(s, 0, [&](size_t k) {
+      if (!IsIdentifierChar(s[k]) || (k > 0 && IsIdentifierChar(s[k - 1]))) {
+        return false;
+      }
       const size_t end = IdentifierEnd(s, k);
       const size_t open = SkipSpace(s, end);
       const size_t before = SkipSpaceBack(s, k);
@@ -1043,7 +1089,10 @@ std::vector<size_t> SameTypeCasts(std::string_view s,
         sites.push_back(k);
       }
       return false;
-    }
+    });
+  }
+  if (types.empty()) return sites;
+  auto look = [&](size_t k) {
     if (s[k] != '(') return false;
     const size_t before = SkipSpaceBack(s, k);
     if (before > 0 &&
@@ -1068,7 +1117,17 @@ std::vector<size_t> SameTypeCasts(std::string_view s,
     }
     sites.push_back(k);
     return false;
-  });
+  };
+  // C-style casts only in the functions (or classes) of the sites found
+  // (an error can hide a cast behind it: `(float4)(c ? s*v : 0.0f)`): a
+  // cast of the same spelling elsewhere was compiled without complaint,
+  // and wrapping every one costs compile time (bfloat's: 4 s of
+  // ggml-metal.metal).
+  std::vector<size_t> all = found;
+  all.insert(all.end(), other_sites.begin(), other_sites.end());
+  for (const auto& [start, end] : BlocksAround(s, all)) {
+    FindInCode(s, start, [&](size_t k) { return k >= end || look(k); });
+  }
   return sites;
 }
 
@@ -1295,7 +1354,10 @@ RewrittenSource Rewrite(std::string_view s, const RetrySites& retry,
     insertions[open] += "__mtl_short_list";
   }
   const std::vector<size_t> vector_casts = [&] {
-    std::vector<size_t> sites = SameTypeCasts(s, retry.vector_casts);
+    std::vector<size_t> others = retry.mixed_operators;
+    others.insert(others.end(), retry.conditionals.begin(),
+                  retry.conditionals.end());
+    std::vector<size_t> sites = SameTypeCasts(s, retry.vector_casts, others);
     for (size_t at : retry.vector_casts) {
       if (std::find(sites.begin(), sites.end(), SkipSpace(s, at)) ==
           sites.end()) {

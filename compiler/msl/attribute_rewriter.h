@@ -58,8 +58,8 @@ struct RetrySites {
   // `float4(h)`, `T(h)` with T a half2, `static_cast<float4>(h)`), which
   // clang takes for bit casts of a different size: the operand becomes
   // __mtl_vector_cast<T>(...), the shims' conversion by value, as Metal's;
-  // so do the other casts spelled as one of them (clang names one per
-  // statement of a template's instantiation).
+  // so do the other casts spelled as one of them in the functions with a
+  // site (clang names one per statement of a template's instantiation).
   std::vector<size_t> vector_casts;
   // The same of a vector comparison (`T(x > 0)`, `(float4)(a == b)`), whose
   // true is all ones in clang and 1 in Metal: __mtl_mask_cast<T>.

@@ -250,25 +250,37 @@ kernel void k(device float4* v [[buffer(0)]], device atomic_uint* n [[buffer(1)]
   }
 }
 
-// A vector cast clang names brings every cast spelled like it (C-style, or
-// a one-argument functional cast through the same identifier) into the
-// rewrite, as clang names one per statement of an instantiation; not a
-// call of that name's, sizeof's, a cast of a comparison or a declarator.
+// A vector cast clang names brings every C-style cast spelled like it in
+// its function into the rewrite (clang names one per statement of an
+// instantiation, and an error can hide one), and every one-argument
+// functional cast through the same identifier; not a call of that name's,
+// sizeof's, a cast of a comparison, a declarator, nor a cast in a function
+// without sites.
 TEST(AttributeRewriter, WrapsTheCastsSpelledLikeANamedOne) {
   const std::string source =
+      "namespace n {\n"
+      "void f() {\n"
       "a = (float4) x + (float4) y[i] + (float4)(p * q) + (float4)(m > n);\n"
-      "b = sizeof(float4) * k + f(float4) + g.t2(u) + t2(v) + t2(w, 1);\n";
+      "b = sizeof(float4) * k + g(float4) + o.t2(u) + t2(v) + t2(w, 1);\n"
+      "}\n"
+      "void h() { c = (float4) z + t2(z); }\n"
+      "}\n";
   const size_t first = source.find("(float4) x");
   const size_t functional = source.find("t2(v)");
   RetrySites sites;
   sites.vector_casts = {first, functional};
   const RewrittenSource r = RewriteMetalAttributes(source, sites);
   EXPECT_EQ(r.text,
+            "namespace n {\n"
+            "void f() {\n"
             "a = (float4)(__mtl_vector_cast<float4>) x + "
             "(float4)(__mtl_vector_cast<float4>) y[i] + "
             "(float4)(__mtl_vector_cast<float4>)(p * q) + (float4)(m > n);\n"
-            "b = sizeof(float4) * k + f(float4) + g.t2(u) + "
-            "t2(__mtl_vector_cast<t2>(v)) + t2(w, 1);\n");
+            "b = sizeof(float4) * k + g(float4) + o.t2(u) + "
+            "t2(__mtl_vector_cast<t2>(v)) + t2(w, 1);\n"
+            "}\n"
+            "void h() { c = (float4) z + t2(__mtl_vector_cast<t2>(z)); }\n"
+            "}\n");
 }
 
 // A mixed operator named in a way of a conditional makes the conditional
