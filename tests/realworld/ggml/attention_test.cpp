@@ -108,18 +108,6 @@ struct Attention {
   float softcap = 0.0f;   // logit soft-capping
 };
 
-// ALiBi's slope of head h: a geometric sequence over the n = 2^floor(log2
-// n_head) first heads, 2^(-max_bias / n) to the power h + 1, and, for the
-// heads past n, the odd powers of its square root (the sequence of 2n
-// heads, every other one).
-double AlibiSlope(int64_t h, int64_t n_head, double max_bias) {
-  if (max_bias == 0) return 1.0;
-  int64_t n = 1;
-  while (2 * n <= n_head) n *= 2;
-  return h < n ? std::pow(std::pow(2.0, -max_bias / n), h + 1)
-               : std::pow(std::pow(2.0, -max_bias / 2 / n), 2 * (h - n) + 1);
-}
-
 // out[i][h] = sum over j of softmax_j(l_j) v[j][g], g = h / (n_head /
 // n_head_kv) the KV head of query head h, l_j = scale q[i][h] . k[j][g],
 // soft-capped (softcap tanh(l / softcap)), plus the slope of h times
@@ -390,8 +378,7 @@ void RunAttention(const Attention& a) {
   }
 
   // The kargs of either attention kernel.
-  const uint32_t n_head_log2 =
-      1u << static_cast<uint32_t>(std::floor(std::log2(float(ne02))));
+  const HostAlibi alibi = HostAlibiArgs(ne02, a.max_bias);
   GgmlKargsFlashAttnExt args{};
   args.ne01 = static_cast<int32_t>(ne01);
   args.ne02 = static_cast<int32_t>(ne02);
@@ -421,9 +408,9 @@ void RunAttention(const Attention& a) {
   args.ne3 = static_cast<int32_t>(ne03);
   args.scale = static_cast<float>(has_scap ? scale / a.softcap : scale);
   args.max_bias = a.max_bias;
-  args.m0 = std::pow(2.0f, -a.max_bias / n_head_log2);
-  args.m1 = std::pow(2.0f, -(a.max_bias / 2.0f) / n_head_log2);
-  args.n_head_log2 = static_cast<int32_t>(n_head_log2);
+  args.m0 = alibi.m0;
+  args.m1 = alibi.m1;
+  args.n_head_log2 = alibi.n_head_log2;
   args.logit_softcap = a.softcap;
 
   const auto bind_inputs = [&](KernelHarness& h) {

@@ -61,9 +61,7 @@ void RunSoftMax(int64_t ne00, int64_t ne01, int64_t ne02, const char* mask,
   std::vector<float> x = Random(s.elements(), 21, -4.0f, 4.0f);
   std::vector<float> mk = Random(m.elements(), 22, -2.0f, 0.0f);
   if (half_mask) mk = FromHalf(ToHalf(mk));
-  const uint32_t n_head = static_cast<uint32_t>(ne02);
-  const int32_t n_head_log2 =
-      1u << static_cast<uint32_t>(std::floor(std::log2(float(n_head))));
+  const HostAlibi alibi = HostAlibiArgs(ne02, max_bias);
   GgmlKargsSoftMax args{};
   args.ne00 = static_cast<int32_t>(ne00);
   args.ne01 = static_cast<int32_t>(ne01);
@@ -82,9 +80,9 @@ void RunSoftMax(int64_t ne00, int64_t ne01, int64_t ne02, const char* mask,
   args.nb3 = s.nb[3];
   args.scale = scale;
   args.max_bias = max_bias;
-  args.m0 = std::pow(2.0f, -max_bias / n_head_log2);
-  args.m1 = std::pow(2.0f, -(max_bias / 2.0f) / n_head_log2);
-  args.n_head_log2 = n_head_log2;
+  args.m0 = alibi.m0;
+  args.m1 = alibi.m1;
+  args.n_head_log2 = alibi.n_head_log2;
   h.SetBytes(0, args);
   h.SetBuffer(1, x);
   // No mask, no sinks: src0's own buffer, as the host binds it.
@@ -110,12 +108,7 @@ void RunSoftMax(int64_t ne00, int64_t ne01, int64_t ne02, const char* mask,
   const std::vector<float> got = h.Read<float>(4);
   std::vector<double> want(x.size());
   for (int64_t i2 = 0; i2 < ne02; ++i2) {
-    double slope = 1.0;
-    if (max_bias > 0) {
-      const double base = i2 < n_head_log2 ? args.m0 : args.m1;
-      const int e = i2 < n_head_log2 ? i2 + 1 : 2 * (i2 - n_head_log2) + 1;
-      slope = std::pow(base, e);
-    }
+    const double slope = AlibiSlope(i2, ne02, max_bias);
     for (int64_t i1 = 0; i1 < ne01; ++i1) {
       const int64_t row = (i2 * ne01 + i1) * ne00;
       double max = -INFINITY;

@@ -138,6 +138,21 @@ std::vector<float> RoundedToHalf(const std::vector<float>& v) {
          << bad << " of " << want.size() << " differ:" << why.str();
 }
 
+double AlibiSlope(int64_t h, int64_t n_head, double max_bias) {
+  if (max_bias == 0) return 1.0;
+  int64_t n = 1;
+  while (2 * n <= n_head) n *= 2;
+  return h < n ? std::pow(std::pow(2.0, -max_bias / n), h + 1)
+               : std::pow(std::pow(2.0, -max_bias / 2 / n), 2 * (h - n) + 1);
+}
+
+HostAlibi HostAlibiArgs(int64_t n_head, float max_bias) {
+  const int32_t n_head_log2 =
+      1 << static_cast<int32_t>(std::floor(std::log2(float(n_head))));
+  return {n_head_log2, std::pow(2.0f, -max_bias / n_head_log2),
+          std::pow(2.0f, -(max_bias / 2.0f) / n_head_log2)};
+}
+
 const std::vector<BlockType>& BlockTypes() {
   static const std::vector<BlockType> types = {
       {"f32", 4, false},  {"f16", 2, false},  {"bf16", 2, false},

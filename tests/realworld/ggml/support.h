@@ -93,6 +93,22 @@ std::vector<float> RoundedToHalf(const std::vector<float>& v);
                                 const std::vector<double>& want, double rtol,
                                 double atol);
 
+// --- ALiBi (softmax and flash attention) -------------------------------------
+// ALiBi's slope of head h: a geometric sequence over the n = 2^floor(log2
+// n_head) first heads, 2^(-max_bias / n) to the power h + 1, and, for the
+// heads past n, the odd powers of its square root (the sequence of 2n
+// heads, every other one); 1 without a bias.
+double AlibiSlope(int64_t h, int64_t n_head, double max_bias);
+
+// What the host passes for it (ggml_metal_op_soft_max,
+// ggml_metal_op_flash_attn_ext): n_head_log2 = 2^floor(log2(n_head)), m0 =
+// 2^(-max_bias / n_head_log2), m1 = 2^(-max_bias / 2 / n_head_log2).
+struct HostAlibi {
+  int32_t n_head_log2;
+  float m0, m1;
+};
+HostAlibi HostAlibiArgs(int64_t n_head, float max_bias);
+
 // --- quantized blocks (ggml-common.h) ----------------------------------------
 // A block of 32 values: q4_0 {half d; uint8 qs[16]}: (nibble - 8) * d, the
 // low nibbles the first 16 values, the high ones the next 16; q4_1 {half
