@@ -14,21 +14,22 @@
 namespace mtlemu::air {
 
 void MoveCastConstantTablesToDevice(llvm::Module& module) {
+  auto device_cast = [](const llvm::User* u) {
+    const auto* op = llvm::dyn_cast<llvm::Operator>(u);
+    return op != nullptr &&
+           op->getOpcode() == llvm::Instruction::AddrSpaceCast &&
+           op->getType()->getPointerAddressSpace() == kDeviceAddressSpace;
+  };
   std::vector<llvm::GlobalVariable*> tables;
   for (llvm::GlobalVariable& g : module.globals()) {
     if (g.getAddressSpace() != kConstantAddressSpace || !g.hasInitializer()) {
       continue;
     }
     g.removeDeadConstantUsers();
-    const bool only_casts =
-        !g.use_empty() && llvm::all_of(g.users(), [](const llvm::User* u) {
-          const auto* op = llvm::dyn_cast<llvm::Operator>(u);
-          return op != nullptr &&
-                 op->getOpcode() == llvm::Instruction::AddrSpaceCast &&
-                 op->getType()->getPointerAddressSpace() == kDeviceAddressSpace;
-        });
-    if (only_casts) tables.push_back(&g);
+    if (llvm::any_of(g.users(), device_cast)) tables.push_back(&g);
   }
+  // Each cast's reads go to the copy, whatever the table's other uses (in
+  // other kernels, maybe): a kernel's code depends on its own code alone.
   for (llvm::GlobalVariable* g : tables) {
     auto* moved = new llvm::GlobalVariable(
         module, g->getValueType(), /*isConstant=*/true, g->getLinkage(),
@@ -36,7 +37,10 @@ void MoveCastConstantTablesToDevice(llvm::Module& module) {
         llvm::GlobalValue::NotThreadLocal, kDeviceAddressSpace);
     moved->setAlignment(g->getAlign());
     moved->setUnnamedAddr(g->getUnnamedAddr());
-    std::vector<llvm::User*> casts(g->user_begin(), g->user_end());
+    std::vector<llvm::User*> casts;
+    for (llvm::User* u : g->users()) {
+      if (device_cast(u)) casts.push_back(u);
+    }
     for (llvm::User* cast : casts) {
       cast->replaceAllUsesWith(moved);
       if (auto* inst = llvm::dyn_cast<llvm::Instruction>(cast)) {

@@ -1,8 +1,9 @@
-// Program-scope constant tables that the code reaches only through casts to
-// the device address space move there, read-only (where the shims'
-// `constant` data lives too). Clang makes such a table from a constexpr
-// static member array (`wt_transform.const`, MLX's Winograd transforms) in
-// OpenCL's __constant and casts it where it is read as `constant T*`.
+// Program-scope constant tables that the code reaches through casts to the
+// device address space are read there, from a read-only copy (where the
+// shims' `constant` data lives too); a table with no other use moves. Clang
+// makes such a table from a constexpr static member array
+// (`wt_transform.const`, MLX's Winograd transforms) in OpenCL's __constant and
+// casts it where it is read as `constant T*`.
 #pragma once
 
 namespace llvm {
@@ -11,8 +12,9 @@ class Module;
 
 namespace mtlemu::air {
 
-// Moves each such table of `module` to a read-only global in the device
-// address space ("NAME.device") and drops the casts.
+// Gives each such table of `module` a read-only copy in the device address
+// space ("NAME.device") that the casts' users read, and drops the casts
+// (and the table, when nothing else reads it).
 void MoveCastConstantTablesToDevice(llvm::Module& module);
 
 }  // namespace mtlemu::air

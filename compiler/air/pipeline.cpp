@@ -41,6 +41,7 @@
 #include <llvm/Transforms/Utils/LowerSwitch.h>
 #include <llvm/Transforms/Utils/Mem2Reg.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -155,6 +156,22 @@ Status SelectKernels(llvm::Module& module,
   }
   for (llvm::GlobalAlias& a : module.aliases()) internalize(a);
   return {};
+}
+
+// The functions and global variables of `module` in name order. The
+// always-inliner visits functions in module order, and the back end lays
+// out a kernel's globals in it, which is the order clang emitted them in:
+// a kernel's code would depend on which other kernels the module held
+// (whole-file compiles, a kernel alone, the parts of kernel_parts.h).
+// Names are the same whatever else is compiled.
+template <class List>
+void SortByName(List& list) {
+  std::vector<typename List::value_type*> items;
+  for (auto& item : list) items.push_back(&item);
+  std::stable_sort(items.begin(), items.end(), [](auto* a, auto* b) {
+    return a->getName() < b->getName();
+  });
+  for (auto* item : items) list.splice(list.end(), list, item->getIterator());
 }
 
 // Step 3, first half: every function but the kernels is inlined.
@@ -341,6 +358,8 @@ Status PrepareModule(llvm::Module& module,
     module.setDataLayout(layout + "-n8:16:32");
   }
   MoveCastConstantTablesToDevice(module);
+  SortByName(module.getFunctionList());
+  SortByName(module.getGlobalList());
   // 2 and 3.
   StripIntrinsics(module);
   MarkHelpersAlwaysInline(module, kernels);
