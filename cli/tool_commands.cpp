@@ -173,27 +173,36 @@ int CompileCommand(const CompileCommandOptions& options) {
                          options.no_fast_math, options.constants);
   if (!made.ok()) return Fail(made.error().message);
   const msl::CompileOptions& compile = made.value();
+  const msl::PreprocessedSource preprocessed =
+      msl::Preprocess(text.value(), options.file, compile);
+  if (!options.emit_llvm) {
+    compiler::CompiledMsl compiled = compiler::CompileMslWithWarnings(
+        preprocessed, compile, options.kernels);
+    for (const std::string& w : compiled.warnings) {
+      std::fprintf(stderr, "%s\n", w.c_str());
+    }
+    if (!compiled.errors.empty()) {
+      std::fputs(isa::FormatDiagnostics(compiled.errors).c_str(), stderr);
+      return kExitBadInput;
+    }
+    if (!compiled.module.ok()) return Fail(compiled.module.error().message);
+    const isa::Module& module = compiled.module.value();
+    if (module.kernels.empty()) {
+      // As Metal's compiler does for a file of helpers.
+      std::fprintf(stderr, "mtlemu: note: %s has no kernel: an empty library\n",
+                   options.file.c_str());
+    }
+    std::fputs(isa::PrintModule(module).c_str(), stdout);
+    return kExitOk;
+  }
   msl::FrontendResult result =
-      msl::CompileMsl(msl::Preprocess(text.value(), options.file, compile),
-                      compile, options.kernels);
+      msl::CompileMsl(preprocessed, compile, options.kernels);
   for (const std::string& w : result.warnings) {
     std::fprintf(stderr, "%s\n", w.c_str());
   }
   if (!result.ok()) {
     std::fputs(isa::FormatDiagnostics(result.errors).c_str(), stderr);
     return kExitBadInput;
-  }
-  if (!options.emit_llvm) {
-    Result<isa::Module> module =
-        compiler::LowerMsl(std::move(result), options.file, options.kernels);
-    if (!module.ok()) return Fail(module.error().message);
-    if (module.value().kernels.empty()) {
-      // As Metal's compiler does for a file of helpers.
-      std::fprintf(stderr, "mtlemu: note: %s has no kernel: an empty library\n",
-                   options.file.c_str());
-    }
-    std::fputs(isa::PrintModule(module.value()).c_str(), stdout);
-    return kExitOk;
   }
   for (const msl::KernelDeclaration& k : result.kernels) {
     std::printf("; kernel %s (%s)\n", k.name.c_str(), k.ir_name.c_str());

@@ -1738,4 +1738,9 @@ RewrittenSource RewriteMetalAttributes(
   return Rewrite(kept, retry, Survey(kept), only_kernels);
 }
 
+std::vector<std::string> ExplicitInstantiations(std::string_view source) {
+  // No kernel is named "": every instantiation is left out, and listed.
+  return Rewrite(source, {}, Survey(source), {std::string()}).skipped_kernels;
+}
+
 }  // namespace mtlemu::msl

@@ -101,6 +101,11 @@ RewrittenSource RewriteMetalAttributes(
     std::string_view source, const RetrySites& retry = {},
     const std::vector<std::string>& only_kernels = {});
 
+// The [[host_name("...")]]s of `source`'s explicit instantiations, in the
+// order they are written: the kernels that `only_kernels` chooses among
+// (the same scan finds them).
+std::vector<std::string> ExplicitInstantiations(std::string_view source);
+
 // True for the attribute names the rewriter treats as Metal's.
 bool IsMetalAttribute(std::string_view name);
 

@@ -459,7 +459,19 @@ void MarkConstantBuffers(FrontendResult& result) {
 
 FrontendResult::FrontendResult() = default;
 FrontendResult::FrontendResult(FrontendResult&&) noexcept = default;
-FrontendResult& FrontendResult::operator=(FrontendResult&&) noexcept = default;
+// Not the default: that would give up the old context (its member comes
+// first) while the old module still lives in it.
+FrontendResult& FrontendResult::operator=(FrontendResult&& other) noexcept {
+  if (this == &other) return *this;
+  module.reset();
+  context = std::move(other.context);
+  module = std::move(other.module);
+  kernels = std::move(other.kernels);
+  errors = std::move(other.errors);
+  warnings = std::move(other.warnings);
+  skipped_kernels = std::move(other.skipped_kernels);
+  return *this;
+}
 FrontendResult::~FrontendResult() {
   module.reset();  // before its context
 }
@@ -648,16 +660,23 @@ FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
   // further, the rest of a statement is instantiated): again while each
   // round finds sites the last did not, up to a bound that no file should
   // reach (each round is a whole compile).
-  constexpr int kMaxRounds = 16;
   RetrySites retry;
   for (int round = 0;; ++round) {
     RetrySites found;
     FrontendResult result =
         CompileOnce(preprocessed, options, only_kernels, retry, found);
-    if (result.ok() || !retry.Add(found) || round + 1 == kMaxRounds) {
+    if (result.ok() || !retry.Add(found) || round + 1 == kMaxRetryRounds) {
       return result;
     }
   }
+}
+
+FrontendResult CompileMslOnce(const PreprocessedSource& preprocessed,
+                              const CompileOptions& options,
+                              const std::vector<std::string>& only_kernels,
+                              const RetrySites& retry, RetrySites& found) {
+  if (!preprocessed.ok()) return CompileMsl(preprocessed, options);
+  return CompileOnce(preprocessed, options, only_kernels, retry, found);
 }
 
 std::string PrintModule(const llvm::Module& module) {

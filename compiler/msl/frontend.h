@@ -99,6 +99,19 @@ FrontendResult CompileMsl(const PreprocessedSource& preprocessed,
                           const CompileOptions& options,
                           const std::vector<std::string>& only_kernels = {});
 
+struct RetrySites;  // attribute_rewriter.h
+
+// CompileMsl compiles again, with the places rewritten, while clang
+// refuses what Metal's compiler takes and each round finds places the
+// last did not (RetrySites), up to this many rounds.
+inline constexpr int kMaxRetryRounds = 16;
+// One such round: the compile with the `retry` sites rewritten; `found`
+// gets the sites of its errors that a rewrite fixes.
+FrontendResult CompileMslOnce(const PreprocessedSource& preprocessed,
+                              const CompileOptions& options,
+                              const std::vector<std::string>& only_kernels,
+                              const RetrySites& retry, RetrySites& found);
+
 // The text of a module, for `mtlemu compile --emit-llvm`.
 std::string PrintModule(const llvm::Module& module);
 

@@ -1,0 +1,120 @@
+// Compile time of llama.cpp's Metal backend: ggml's
+// src/ggml-metal/ggml-metal.metal (MTLEMU_GGML_DIR or the first argument:
+// a snapshot of github.com/ggml-org/ggml), every kernel, with the macros
+// ggml_metal_library_init passes, bfloat off and on. Each in this process:
+// in one part (one compile of the whole source: the reference) and in the
+// parts CompileMsl chooses (compiler/kernel_parts.h), side by side on the
+// host's cores; the two modules must be equal. The module cache is not
+// used; the first compile of the process (which loads the precompiled
+// shims) is a small kernel's. With MTLEMU_BENCH_DUMP=PREFIX, the first
+// kernel that differs is written to PREFIX.one.s and PREFIX.parts.s.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "compiler/kernel_parts.h"
+#include "compiler/msl/attribute_rewriter.h"
+#include "compiler/msl_compiler.h"
+#include "isa/printer.h"
+
+namespace {
+
+using mtlemu::bench::Clock;
+using mtlemu::bench::Seconds;
+
+constexpr char kSmallKernel[] = R"(#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  y[i] += 1.0f;
+}
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* env = std::getenv("MTLEMU_GGML_DIR");
+  const std::string root = argc > 1 ? argv[1] : env != nullptr ? env : "";
+  if (root.empty()) {
+    std::fprintf(stderr,
+                 "usage: mtlemu_ggml_compile_bench GGML_DIR (or set "
+                 "MTLEMU_GGML_DIR): a snapshot of github.com/ggml-org/ggml\n");
+    return 2;
+  }
+  const std::filesystem::path metal =
+      std::filesystem::path(root) / "src/ggml-metal";
+  std::ifstream in(metal / "ggml-metal.metal");
+  if (!in) {
+    std::fprintf(stderr, "bench: no %s\n",
+                 (metal / "ggml-metal.metal").c_str());
+    return 2;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  mtlemu::bench::Must(
+      mtlemu::compiler::CompileMsl(kSmallKernel, "small.metal", {}));
+  std::printf("host: %u hardware threads\n",
+              std::thread::hardware_concurrency());
+  for (const bool bf16 : {false, true}) {
+    mtlemu::msl::CompileOptions options;
+    options.include_directories = {
+        metal.string(), (std::filesystem::path(root) / "src").string()};
+    if (bf16) options.macros.emplace_back("GGML_METAL_HAS_BF16", "1");
+    auto start = Clock::now();
+    const mtlemu::msl::PreprocessedSource source =
+        mtlemu::msl::Preprocess(text.str(), "ggml-metal.metal", options);
+    const double preprocess = Seconds(start);
+    start = Clock::now();
+    const std::vector<std::string> in_order =
+        mtlemu::msl::ExplicitInstantiations(source.text);
+    const double scan = Seconds(start);
+    start = Clock::now();
+    mtlemu::compiler::CompiledMsl one =
+        mtlemu::compiler::CompileMslInParts(source, options, {}, {in_order});
+    const double whole = Seconds(start);
+    const mtlemu::isa::Module a = mtlemu::bench::Must(std::move(one.module));
+    std::printf(
+        "ggml-metal.metal%s: %zu kernels (%zu instantiations); "
+        "preprocess %.2f s, scan %.3f s; one part %.2f s\n",
+        bf16 ? " with GGML_METAL_HAS_BF16" : "", a.kernels.size(),
+        in_order.size(), preprocess, scan, whole);
+    for (const size_t n : {2, 4}) {
+      const auto parts =
+          mtlemu::compiler::PartitionInstantiations(in_order, {}, n);
+      start = Clock::now();
+      mtlemu::compiler::CompiledMsl split =
+          mtlemu::compiler::CompileMslInParts(source, options, {}, parts);
+      const double seconds = Seconds(start);
+      const mtlemu::isa::Module b =
+          mtlemu::bench::Must(std::move(split.module));
+      std::printf("  %zu parts: %.2f s (%.2fx)%s\n", parts.size(), seconds,
+                  whole / seconds, a == b ? "" : "; THE MODULES DIFFER");
+      if (!(a == b)) {
+        for (size_t i = 0; i < a.kernels.size() && i < b.kernels.size(); ++i) {
+          if (a.kernels[i] == b.kernels[i]) continue;
+          std::printf(
+              "  first difference: kernel %zu, %s (%zu instructions) "
+              "and %s (%zu)\n",
+              i, a.kernels[i].name.c_str(), a.kernels[i].code.size(),
+              b.kernels[i].name.c_str(), b.kernels[i].code.size());
+          if (const char* dump = std::getenv("MTLEMU_BENCH_DUMP")) {
+            mtlemu::isa::Module x{a.files, {a.kernels[i]}};
+            mtlemu::isa::Module y{b.files, {b.kernels[i]}};
+            std::ofstream(std::string(dump) + ".one.s")
+                << mtlemu::isa::PrintModule(x);
+            std::ofstream(std::string(dump) + ".parts.s")
+                << mtlemu::isa::PrintModule(y);
+          }
+          break;
+        }
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
