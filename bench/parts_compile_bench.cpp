@@ -1,10 +1,11 @@
-// Compile time of llama.cpp's Metal backend: ggml's
+// Compile time of a source of many kernels, in one part (one compile of
+// the whole source: the reference) and in parts side by side on the
+// host's cores (compiler/kernel_parts.h), 2 and 4, in this process; the
+// modules must be equal. By default llama.cpp's Metal backend: ggml's
 // src/ggml-metal/ggml-metal.metal (MTLEMU_GGML_DIR or the first argument:
 // a snapshot of github.com/ggml-org/ggml), every kernel, with the macros
-// ggml_metal_library_init passes, bfloat off and on. Each in this process:
-// in one part (one compile of the whole source: the reference) and in the
-// parts CompileMsl chooses (compiler/kernel_parts.h), side by side on the
-// host's cores; the two modules must be equal. The module cache is not
+// ggml_metal_library_init passes, bfloat off and on; or FILE.metal with
+// -I DIR... (an MLX kernel file with -I MLX_DIR). The module cache is not
 // used; the first compile of the process (which loads the precompiled
 // shims) is a small kernel's. With MTLEMU_BENCH_DUMP=PREFIX, the first
 // kernel that differs is written to PREFIX.one.s and PREFIX.parts.s.
@@ -35,39 +36,70 @@ kernel void k(device float* y [[buffer(0)]], uint i [[thread_position_in_grid]])
 }
 )";
 
+// A file to compile and the options to compile it with.
+struct Config {
+  std::filesystem::path file;
+  std::string label;
+  mtlemu::msl::CompileOptions options;
+};
+
+std::vector<Config> Configs(int argc, char** argv) {
+  const char* env = std::getenv("MTLEMU_GGML_DIR");
+  const std::string first = argc > 1 ? argv[1] : env != nullptr ? env : "";
+  std::vector<Config> out;
+  if (first.size() > 6 && first.substr(first.size() - 6) == ".metal") {
+    Config c{first, std::filesystem::path(first).filename().string(), {}};
+    for (int i = 2; i + 1 < argc; i += 2) {
+      if (std::string(argv[i]) == "-I") {
+        c.options.include_directories.push_back(argv[i + 1]);
+      }
+    }
+    out.push_back(std::move(c));
+    return out;
+  }
+  if (first.empty()) return out;
+  const std::filesystem::path metal =
+      std::filesystem::path(first) / "src/ggml-metal";
+  for (const bool bf16 : {false, true}) {
+    Config c{
+        metal / "ggml-metal.metal",
+        bf16 ? "ggml-metal.metal with GGML_METAL_HAS_BF16" : "ggml-metal.metal",
+        {}};
+    c.options.include_directories = {
+        metal.string(), (std::filesystem::path(first) / "src").string()};
+    if (bf16) c.options.macros.emplace_back("GGML_METAL_HAS_BF16", "1");
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* env = std::getenv("MTLEMU_GGML_DIR");
-  const std::string root = argc > 1 ? argv[1] : env != nullptr ? env : "";
-  if (root.empty()) {
+  const std::vector<Config> configs = Configs(argc, argv);
+  if (configs.empty()) {
     std::fprintf(stderr,
-                 "usage: mtlemu_ggml_compile_bench GGML_DIR (or set "
-                 "MTLEMU_GGML_DIR): a snapshot of github.com/ggml-org/ggml\n");
+                 "usage: mtlemu_parts_compile_bench [GGML_DIR | FILE.metal "
+                 "[-I DIR]...] (or set MTLEMU_GGML_DIR): a snapshot of "
+                 "github.com/ggml-org/ggml, or a file\n");
     return 2;
   }
-  const std::filesystem::path metal =
-      std::filesystem::path(root) / "src/ggml-metal";
-  std::ifstream in(metal / "ggml-metal.metal");
-  if (!in) {
-    std::fprintf(stderr, "bench: no %s\n",
-                 (metal / "ggml-metal.metal").c_str());
-    return 2;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
   mtlemu::bench::Must(
       mtlemu::compiler::CompileMsl(kSmallKernel, "small.metal", {}));
   std::printf("host: %u hardware threads\n",
               std::thread::hardware_concurrency());
-  for (const bool bf16 : {false, true}) {
-    mtlemu::msl::CompileOptions options;
-    options.include_directories = {
-        metal.string(), (std::filesystem::path(root) / "src").string()};
-    if (bf16) options.macros.emplace_back("GGML_METAL_HAS_BF16", "1");
+  for (const Config& config : configs) {
+    std::ifstream in(config.file);
+    if (!in) {
+      std::fprintf(stderr, "bench: no %s\n", config.file.c_str());
+      return 2;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    const mtlemu::msl::CompileOptions& options = config.options;
     auto start = Clock::now();
     const mtlemu::msl::PreprocessedSource source =
-        mtlemu::msl::Preprocess(text.str(), "ggml-metal.metal", options);
+        mtlemu::msl::Preprocess(text.str(), config.file.string(), options);
     const double preprocess = Seconds(start);
     start = Clock::now();
     const std::vector<std::string> in_order =
@@ -79,10 +111,10 @@ int main(int argc, char** argv) {
     const double whole = Seconds(start);
     const mtlemu::isa::Module a = mtlemu::bench::Must(std::move(one.module));
     std::printf(
-        "ggml-metal.metal%s: %zu kernels (%zu instantiations); "
+        "%s: %zu kernels (%zu instantiations); "
         "preprocess %.2f s, scan %.3f s; one part %.2f s\n",
-        bf16 ? " with GGML_METAL_HAS_BF16" : "", a.kernels.size(),
-        in_order.size(), preprocess, scan, whole);
+        config.label.c_str(), a.kernels.size(), in_order.size(), preprocess,
+        scan, whole);
     for (const size_t n : {2, 4}) {
       const auto parts =
           mtlemu::compiler::PartitionInstantiations(in_order, {}, n);
