@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
