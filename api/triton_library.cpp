@@ -133,7 +133,10 @@ Result<TritonLibrary> newLibraryWithTriton(Device& device,
   // The MSL's #line directives give each instruction the Python line it came
   // from; its column is the MSL text's, which means nothing in the .py
   // file, so reports name the line only.
-  isa::Module module = library.value()->module();
+  Result<std::shared_ptr<const isa::Module>> whole =
+      library.value()->wholeModule();
+  if (!whole.ok()) return whole.error();
+  isa::Module module = *whole.value();
   for (isa::Kernel& k : module.kernels) {
     for (isa::Instruction& inst : k.code) {
       if (inst.location.file != 0) inst.location.column = 0;

@@ -214,7 +214,7 @@ int main() {
       RunVectorAdd(*device, Must(CompileMsl(kVectorAddMsl, "va.metal", {})), n);
   auto library =
       Must(device->newLibraryWithISA(mtlemu::bench::kVectorAddIsa, "va.s"));
-  const double hand = RunVectorAdd(*device, library->module(), n);
+  const double hand = RunVectorAdd(*device, *library->module(), n);
   std::vector<float> a(n, 1.5f), b(n, 2.25f), out(n);
   const double native = BestOf(3, [&] {
     for (uint64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
@@ -232,7 +232,7 @@ int main() {
   auto mm_library = Must(device->newLibraryWithISA(
       ReadFile(MTLEMU_SOURCE_DIR "/examples/matmul_tiled.s"),
       "matmul_tiled.s"));
-  const double mm_isa = RunMatmul(*device, mm_library->module(), m, &c_isa);
+  const double mm_isa = RunMatmul(*device, *mm_library->module(), m, &c_isa);
   const double mm_native = NativeMatmul(m, &c_native);
   std::printf(
       "tiled matmul %ux%ux%u: MSL %.4f s, hand-written ISA %.4f s (MSL/ISA "

@@ -1,9 +1,11 @@
 // Compile time of a source of many kernels, in one part (one compile of
 // the whole source: the reference) and in parts side by side on the
 // host's cores (compiler/kernel_parts.h), 2 and 4, in this process; the
-// modules must be equal. By default llama.cpp's Metal backend: ggml's
-// src/ggml-metal/ggml-metal.metal (MTLEMU_GGML_DIR or the first argument:
-// a snapshot of github.com/ggml-org/ggml), every kernel, with the macros
+// modules must be equal. Then what a library of it costs: the front ends
+// on the host's cores, and the back end of one kernel alone. By default
+// llama.cpp's Metal backend: ggml's src/ggml-metal/ggml-metal.metal
+// (MTLEMU_GGML_DIR or the first argument: a snapshot of
+// github.com/ggml-org/ggml), every kernel, with the macros
 // ggml_metal_library_init passes, bfloat off and on; or FILE.metal with
 // -I DIR... (an MLX kernel file with -I MLX_DIR). The module cache is not
 // used; the first compile of the process (which loads the precompiled
@@ -22,6 +24,7 @@
 #include "compiler/kernel_parts.h"
 #include "compiler/msl/attribute_rewriter.h"
 #include "compiler/msl_compiler.h"
+#include "compiler/msl_front_ends.h"
 #include "isa/printer.h"
 
 namespace {
@@ -147,6 +150,34 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+    // What a library of the file costs (api/library.h): the front ends on
+    // the host's cores, then each kernel's back end when asked for (every
+    // 10th kernel here), its code the one-part module's.
+    start = Clock::now();
+    std::unique_ptr<mtlemu::compiler::MslFrontEnds> fronts =
+        mtlemu::compiler::MslFrontEnds::Compile(source, options);
+    const double front_ends = Seconds(start);
+    if (!fronts->ok()) {
+      std::fprintf(stderr, "bench: %s\n",
+                   mtlemu::isa::FormatDiagnostics(fronts->errors()).c_str());
+      return 1;
+    }
+    start = Clock::now();
+    size_t lowered = 0;
+    for (size_t i = 0; i < a.kernels.size(); i += 10, ++lowered) {
+      const mtlemu::isa::Module m =
+          mtlemu::bench::Must(fronts->Lower(a.kernels[i].name));
+      if (!(m.kernels.at(0) == a.kernels[i])) {
+        std::printf("  kernel %s alone differs\n", a.kernels[i].name.c_str());
+        return 1;
+      }
+    }
+    const double per_kernel = Seconds(start) / static_cast<double>(lowered);
+    std::printf(
+        "  a library: front ends in %zu parts %.2f s (%.2fx); then %.1f ms a "
+        "kernel (%zu lowered alone, each the one part's)\n",
+        fronts->parts(), front_ends, whole / front_ends, per_kernel * 1e3,
+        lowered);
   }
   return 0;
 }

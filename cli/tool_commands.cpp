@@ -89,7 +89,7 @@ int CompileTritonCommand(const CompileCommandOptions& options) {
   } else if (emit == "msl") {
     std::fputs(kernel.msl.c_str(), stdout);
   } else {
-    std::fputs(isa::PrintModule(compiled.value().library->module()).c_str(),
+    std::fputs(isa::PrintModule(*compiled.value().library->module()).c_str(),
                stdout);
   }
   return kExitOk;

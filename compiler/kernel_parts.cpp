@@ -18,6 +18,10 @@ constexpr size_t kMaxParts = 16;
 
 }  // namespace
 
+bool ManyInstantiations(size_t count) {
+  return count >= 2 * kInstantiationsPerPart;
+}
+
 std::vector<std::vector<std::string>> PartitionInstantiations(
     const std::vector<std::string>& instantiations,
     const std::vector<std::string>& kernels, size_t max_parts) {
@@ -105,42 +109,29 @@ std::vector<std::string> SourceOrder(
 
 Result<isa::Module> MergeParts(std::vector<isa::Module> parts,
                                const std::vector<std::string>& order) {
-  isa::Module out;
-  if (parts.empty()) return out;
-  out.files.push_back(parts[0].files.at(0));
-  std::map<std::string, uint16_t> file_index{{out.files[0], 0}};
+  isa::Module all;
+  for (isa::Module& part : parts) isa::AppendKernels(all, std::move(part));
   std::map<std::string, isa::Kernel> kernels;
-  for (isa::Module& part : parts) {
-    std::vector<uint16_t> renumber;
-    for (const std::string& f : part.files) {
-      auto [it, added] =
-          file_index.emplace(f, static_cast<uint16_t>(out.files.size()));
-      if (added) out.files.push_back(f);
-      renumber.push_back(it->second);
+  for (isa::Kernel& k : all.kernels) {
+    if (kernels.count(k.name) != 0) {
+      return Error{"internal compiler error: kernel '" + k.name +
+                   "' was compiled by two parts"};
     }
-    for (isa::Kernel& k : part.kernels) {
-      for (isa::Instruction& inst : k.code) {
-        inst.location.file = renumber.at(inst.location.file);
-      }
-      if (kernels.count(k.name) != 0) {
-        return Error{"internal compiler error: kernel '" + k.name +
-                     "' was compiled by two parts"};
-      }
-      std::string name = k.name;
-      kernels.emplace(std::move(name), std::move(k));
-    }
+    std::string name = k.name;
+    kernels.emplace(std::move(name), std::move(k));
   }
+  all.kernels.clear();
   for (const std::string& name : order) {
     auto it = kernels.find(name);
     if (it == kernels.end()) continue;
-    out.kernels.push_back(std::move(it->second));
+    all.kernels.push_back(std::move(it->second));
     kernels.erase(it);
   }
   if (!kernels.empty()) {
     return Error{"internal compiler error: kernel '" + kernels.begin()->first +
                  "' has no place in the source's order"};
   }
-  return out;
+  return all;
 }
 
 }  // namespace mtlemu::compiler

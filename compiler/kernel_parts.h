@@ -20,6 +20,11 @@
 
 namespace mtlemu::compiler {
 
+// Whether a source of `count` explicit instantiations is one of many
+// kernels: it compiles in parts when the host has the cores for them, and
+// a library of it lowers each kernel when a function first asks for it.
+bool ManyInstantiations(size_t count);
+
 // What each part's front end makes: a share of `instantiations` (the
 // source's, in source order: msl::ExplicitInstantiations), the ones among
 // `kernels` when it is not empty, in at most `max_parts` parts. Dealt out

@@ -147,9 +147,12 @@ ModuleCache ModuleCache::FromEnvironment() {
   return ModuleCache("");
 }
 
-std::string ModuleCache::Key(const msl::PreprocessedSource& preprocessed,
-                             const msl::CompileOptions& options,
-                             const std::vector<std::string>& kernels) {
+namespace {
+
+// Key, as a number.
+uint64_t KeyHash(const msl::PreprocessedSource& preprocessed,
+                 const msl::CompileOptions& options,
+                 const std::vector<std::string>& kernels) {
   uint64_t h = CompilerHash();
   h = Hash(preprocessed.text, h);
   h = Hash(std::string("\0file:", 6) + preprocessed.files[0].name, h);
@@ -163,47 +166,102 @@ std::string ModuleCache::Key(const msl::PreprocessedSource& preprocessed,
     h = Hash(std::string("\0C", 2) + name + "=" + value, h);
   }
   for (const std::string& k : kernels) h = Hash(std::string("\0K", 2) + k, h);
-  return Hex(h);
+  return h;
 }
 
-std::optional<isa::Module> ModuleCache::Load(const std::string& key) const {
+}  // namespace
+
+std::string ModuleCache::Key(const msl::PreprocessedSource& preprocessed,
+                             const msl::CompileOptions& options,
+                             const std::vector<std::string>& kernels) {
+  return Hex(KeyHash(preprocessed, options, kernels));
+}
+
+std::string ModuleCache::FunctionKey(
+    const msl::PreprocessedSource& preprocessed,
+    const msl::CompileOptions& options, const std::string& kernel) {
+  return Hex(Hash(std::string("\0function:", 10) + kernel,
+                  KeyHash(preprocessed, options, {})));
+}
+
+std::optional<std::vector<uint8_t>> ModuleCache::LoadBytes(
+    const std::string& name) const {
   if (!enabled()) return std::nullopt;
-  std::ifstream in(directory_ + "/" + key + ".mtlb", std::ios::binary);
+  std::ifstream in(directory_ + "/" + name, std::ios::binary);
   if (!in) return std::nullopt;
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                   std::istreambuf_iterator<char>());
-  isa::Module module;
-  std::string error;
-  if (!isa::DeserializeModule(bytes, module, error)) return std::nullopt;
-  return module;
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  if (in.bad()) return std::nullopt;
+  return bytes;
 }
 
-void ModuleCache::Store(const std::string& key,
-                        const isa::Module& module) const {
+void ModuleCache::StoreBytes(const std::string& name,
+                             const std::vector<uint8_t>& bytes) const {
   if (!enabled()) return;
   std::error_code ec;
   std::filesystem::create_directories(directory_, ec);
   if (ec) return;
-  const std::string final_path = directory_ + "/" + key + ".mtlb";
+  const std::string final_path = directory_ + "/" + name;
   // A name of its own for each writer, in any process or thread, so that
   // writers of one key never write into each other's file: the last rename
-  // wins, and every one of them renames a whole module.
+  // wins, and every one of them renames a whole entry.
   static std::atomic<uint64_t> writes{0};
   const std::string temp_path = final_path + ".tmp" +
                                 std::to_string(::getpid()) + "." +
                                 std::to_string(writes.fetch_add(1));
-  const std::vector<uint8_t> bytes = isa::SerializeModule(module);
   {
     std::ofstream out(temp_path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()),
               static_cast<std::streamsize>(bytes.size()));
     if (!out) {
+      out.close();
       std::filesystem::remove(temp_path, ec);
       return;
     }
   }
   std::filesystem::rename(temp_path, final_path, ec);
   if (ec) std::filesystem::remove(temp_path, ec);
+}
+
+std::optional<isa::Module> ModuleCache::Load(const std::string& key) const {
+  const std::optional<std::vector<uint8_t>> bytes = LoadBytes(key + ".mtlb");
+  if (!bytes) return std::nullopt;
+  isa::Module module;
+  std::string error;
+  if (!isa::DeserializeModule(*bytes, module, error)) return std::nullopt;
+  return module;
+}
+
+void ModuleCache::Store(const std::string& key,
+                        const isa::Module& module) const {
+  StoreBytes(key + ".mtlb", isa::SerializeModule(module));
+}
+
+// The names file: a first line that says what it is, then a name a line.
+constexpr std::string_view kNamesHeader = "mtlemu kernel names 1\n";
+
+std::optional<std::vector<std::string>> ModuleCache::LoadNames(
+    const std::string& key) const {
+  const std::optional<std::vector<uint8_t>> bytes = LoadBytes(key + ".names");
+  if (!bytes) return std::nullopt;
+  const std::string text(bytes->begin(), bytes->end());
+  if (!text.starts_with(kNamesHeader) || !text.ends_with("\n")) {
+    return std::nullopt;
+  }
+  std::vector<std::string> names;
+  for (size_t at = kNamesHeader.size(); at < text.size();) {
+    const size_t end = text.find('\n', at);
+    names.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return names;
+}
+
+void ModuleCache::StoreNames(const std::string& key,
+                             const std::vector<std::string>& names) const {
+  std::string text(kNamesHeader);
+  for (const std::string& n : names) text += n + "\n";
+  StoreBytes(key + ".names", std::vector<uint8_t>(text.begin(), text.end()));
 }
 
 }  // namespace mtlemu::compiler

@@ -46,6 +46,13 @@ class ModuleCache {
   };
   static std::vector<CompilerPart> CompilerParts();
 
+  // The key of kernel `kernel` of a library that makes each kernel when
+  // asked (a compile of every kernel, lowered one at a time), apart from
+  // Key's of a compile of that kernel alone.
+  static std::string FunctionKey(const msl::PreprocessedSource& preprocessed,
+                                 const msl::CompileOptions& options,
+                                 const std::string& kernel);
+
   // A cached module, or nullopt (missing, unreadable, damaged, or written
   // by another version: all the same, a miss).
   std::optional<isa::Module> Load(const std::string& key) const;
@@ -53,8 +60,19 @@ class ModuleCache {
   // writers of one key at once (threads or processes) leave one whole
   // entry. Load and Store may be called from many threads at once.
   void Store(const std::string& key, const isa::Module& module) const;
+  // The same of a list of kernel names (a library's, under the key of its
+  // compile).
+  std::optional<std::vector<std::string>> LoadNames(
+      const std::string& key) const;
+  void StoreNames(const std::string& key,
+                  const std::vector<std::string>& names) const;
 
  private:
+  // The file `name` of the directory, whole.
+  std::optional<std::vector<uint8_t>> LoadBytes(const std::string& name) const;
+  void StoreBytes(const std::string& name,
+                  const std::vector<uint8_t>& bytes) const;
+
   std::string directory_;
 };
 

@@ -53,5 +53,16 @@ CompiledMsl CompileMslInParts(
 // the ISA. `file` names the source in messages.
 Result<isa::Module> LowerMsl(msl::FrontendResult front, std::string_view file,
                              const std::vector<std::string>& kernels = {});
+// The same of `chosen`, kernels of `module` (which the IR pipeline
+// changes).
+Result<isa::Module> LowerKernels(
+    llvm::Module& module,
+    const std::vector<const msl::KernelDeclaration*>& chosen,
+    std::string_view file);
+// "no kernel named 'NAME' in FILE (it has: ...)": `kernels` the file has,
+// then `skipped`, the instantiations left out of this compile.
+Error NoKernelError(const std::string& name, std::string_view file,
+                    const std::vector<std::string>& kernels,
+                    const std::vector<std::string>& skipped);
 
 }  // namespace mtlemu::compiler

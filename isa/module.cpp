@@ -11,6 +11,21 @@ const Kernel* Module::FindKernel(std::string_view name) const {
   return nullptr;
 }
 
+void AppendKernels(Module& into, Module from) {
+  std::vector<uint16_t> renumber;
+  for (std::string& f : from.files) {
+    auto it = std::find(into.files.begin(), into.files.end(), f);
+    renumber.push_back(static_cast<uint16_t>(it - into.files.begin()));
+    if (it == into.files.end()) into.files.push_back(std::move(f));
+  }
+  for (Kernel& k : from.kernels) {
+    for (Instruction& inst : k.code) {
+      inst.location.file = renumber.at(inst.location.file);
+    }
+    into.kernels.push_back(std::move(k));
+  }
+}
+
 void ComputeResources(Kernel& kernel) {
   int registers = 0;
   int uniforms = 0;

@@ -14,8 +14,8 @@
 
 namespace mtlemu::isa {
 
-inline constexpr int kMaxBufferSlots = 31;                // [[buffer(0..30)]]
-inline constexpr int kMaxThreadgroupSlots = 31;           // [[threadgroup(n)]]
+inline constexpr int kMaxBufferSlots = 31;       // [[buffer(0..30)]]
+inline constexpr int kMaxThreadgroupSlots = 31;  // [[threadgroup(n)]]
 inline constexpr uint32_t kMaxThreadsPerThreadgroup = 1024;
 
 // [[buffer(index)]]: the buffer's GPU address is placed in the uniform pair
@@ -80,6 +80,11 @@ struct Module {
   const Kernel* FindKernel(std::string_view name) const;
   bool operator==(const Module&) const = default;
 };
+
+// The kernels of `from` appended to `into`, their source locations
+// renumbered into `into`'s file table (a file both name is one entry; an
+// empty `into` takes `from`'s file 0 as its own).
+void AppendKernels(Module& into, Module from);
 
 // Registers and uniforms a kernel uses (highest index + 1, counting pairs).
 void ComputeResources(Kernel& kernel);

@@ -96,7 +96,7 @@ void CommandBuffer::commit() {
     // what this dispatch sees.
     const std::shared_ptr<const emu::AddressMap> memory =
         device_->memory().Snapshot();
-    const isa::Module& module = command.pipeline->function().library().module();
+    const isa::Module& module = command.pipeline->function().module();
     emu::DispatchSetup setup;
     const uint64_t threads = uint64_t{command.grid.threads_per_grid[0]} *
                              command.grid.threads_per_grid[1] *

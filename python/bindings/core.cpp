@@ -153,7 +153,7 @@ class PyDevice {
 class PyKernel {
  public:
   explicit PyKernel(api::TritonLibrary lib) : lib_(std::move(lib)) {
-    kernel_ = lib_.library->module().FindKernel(lib_.kernel.function);
+    kernel_ = lib_.library->module()->FindKernel(lib_.kernel.function);
   }
   const api::TritonLibrary& library() const { return lib_; }
   const api::TritonKernel& info() const { return lib_.kernel; }

@@ -41,7 +41,7 @@ TEST_F(LibraryTest, NewLibraryWithSourceFillsAndUsesTheCache) {
   EXPECT_EQ(entries, 1u);
   auto second = newLibraryWithSource(*device.value(), kSource, {}, "a.metal");
   ASSERT_TRUE(second.ok());
-  EXPECT_EQ(second.value()->module(), first.value()->module());
+  EXPECT_EQ(*second.value()->module(), *first.value()->module());
   EXPECT_TRUE(second.value()->newFunction("twice").ok());
   auto bad =
       newLibraryWithSource(*device.value(), "kernel void f(", {}, "bad.metal");

@@ -15,6 +15,7 @@
 #include "compiler/msl/attribute_rewriter.h"
 #include "compiler/msl_compiler.h"
 #include "tests/support/kernel_harness.h"
+#include "tests/support/many_kernels.h"
 
 namespace mtlemu::compiler {
 namespace {
@@ -108,59 +109,13 @@ TEST(MergeParts, OneFileTableInTheGivenOrder) {
   EXPECT_FALSE(MergeParts({a}, {"k1"}).ok());           // k3 has no place
 }
 
-// A library in the shape of llama.cpp's: a kernel template instantiated
-// `n` times by [[host_name]], plain kernels between the instantiations,
-// and a helper from a user header (a second file in the file table).
-std::string ManyKernels(int n) {
-  std::string s = R"(#include <metal_stdlib>
-#include "scale.h"
-using namespace metal;
-template <int K, typename T>
-kernel void axpy(device const T* x [[buffer(0)]], device T* y [[buffer(1)]],
-                 uint i [[thread_position_in_grid]]) {
-  y[i] = Scale<K>(x[i]) + y[i];
-}
-// Metal converts each element of (float4)h; clang takes it for a bit cast
-// of another size, an error the front end compiles again rewritten
-// (RetrySites): only the half4 instantiations have it.
-template <int K, typename T4>
-kernel void widen(device const T4* x [[buffer(0)]],
-                  device float4* y [[buffer(1)]],
-                  uint i [[thread_position_in_grid]]) {
-  y[i] = (float4)(x[i]) * float(K);
-}
-kernel void first(device float* y [[buffer(0)]],
-                  uint i [[thread_position_in_grid]]) { y[i] = i; }
-)";
-  for (int k = 0; k < n; ++k) {
-    const char* type = k % 2 == 0 ? "float" : "int";
-    s += "template [[host_name(\"axpy_" + std::to_string(k) +
-         "\")]] kernel void axpy<" + std::to_string(k) + ", " + type +
-         ">(device const " + type + "*, device " + type + "*, uint);\n";
-    if (k % 50 == 7 || k % 50 == 31) {
-      const char* t4 = k % 50 == 7 ? "half4" : "float4";
-      s += "template [[host_name(\"widen_" + std::to_string(k) +
-           "\")]] kernel void widen<" + std::to_string(k) + ", " + t4 +
-           ">(device const " + t4 + "*, device float4*, uint);\n";
-    }
-    if (k % 40 == 17) {
-      s += "kernel void plain_" + std::to_string(k) +
-           "(device float* y [[buffer(0)]], uint i "
-           "[[thread_position_in_grid]]) { y[i] = " +
-           std::to_string(k) + " * i; }\n";
-    }
-  }
-  return s;
-}
-
 class CompileInParts : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
            ("mtlemu_kernel_parts_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
-    std::ofstream(dir_ / "scale.h") << "template <int K, typename T>\n"
-                                       "T Scale(T v) { return v * T(K); }\n";
+    std::ofstream(dir_ / "scale.h") << testing::kScaleHeader;
     options_.include_directories = {dir_.string()};
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -174,7 +129,8 @@ class CompileInParts : public ::testing::Test {
 };
 
 TEST_F(CompileInParts, TheModuleOfOneCompileWhateverTheDivision) {
-  const msl::PreprocessedSource source = Preprocessed(ManyKernels(200));
+  const msl::PreprocessedSource source =
+      Preprocessed(testing::ManyKernels(200));
   ASSERT_TRUE(source.ok());
   const Names in_order = msl::ExplicitInstantiations(source.text);
   ASSERT_EQ(in_order.size(), 208u);  // 200 axpy, 8 widen
@@ -214,7 +170,8 @@ TEST_F(CompileInParts, TheModuleOfOneCompileWhateverTheDivision) {
 // Whatever else the module holds (the functions and globals are in name
 // order before the always-inliner and the back end see them).
 TEST_F(CompileInParts, AKernelAloneIsTheKernelOfTheWholeModule) {
-  const msl::PreprocessedSource source = Preprocessed(ManyKernels(200));
+  const msl::PreprocessedSource source =
+      Preprocessed(testing::ManyKernels(200));
   CompiledMsl whole = CompileMslWithWarnings(source, options_, {});
   ASSERT_TRUE(whole.module.ok()) << whole.module.error().message;
   for (const char* name : {"axpy_133", "widen_57", "plain_97"}) {
@@ -228,7 +185,8 @@ TEST_F(CompileInParts, AKernelAloneIsTheKernelOfTheWholeModule) {
 }
 
 TEST_F(CompileInParts, KernelsAskedForComeInTheirSourceOrder) {
-  const msl::PreprocessedSource source = Preprocessed(ManyKernels(200));
+  const msl::PreprocessedSource source =
+      Preprocessed(testing::ManyKernels(200));
   Names asked = Numbered("axpy_", 120);
   asked.push_back("plain_137");
   asked.push_back("first");
@@ -249,7 +207,8 @@ TEST_F(CompileInParts, KernelsAskedForComeInTheirSourceOrder) {
 }
 
 TEST_F(CompileInParts, KernelsOfTheMergedModuleRun) {
-  const msl::PreprocessedSource source = Preprocessed(ManyKernels(200));
+  const msl::PreprocessedSource source =
+      Preprocessed(testing::ManyKernels(200));
   CompiledMsl split = CompileMslWithWarnings(source, options_, {});
   ASSERT_TRUE(split.module.ok()) << split.module.error().message;
   for (const auto& [name, k] : std::vector<std::pair<std::string, int>>{
@@ -279,7 +238,8 @@ TEST_F(CompileInParts, KernelsOfTheMergedModuleRun) {
 }
 
 TEST_F(CompileInParts, AConversionOnlySomePartsNeedRunsInAll) {
-  const msl::PreprocessedSource source = Preprocessed(ManyKernels(200));
+  const msl::PreprocessedSource source =
+      Preprocessed(testing::ManyKernels(200));
   CompiledMsl split = CompileMslWithWarnings(source, options_, {});
   ASSERT_TRUE(split.module.ok()) << split.module.error().message;
   // half 1, 2, -0.5, 4 (IEEE binary16 bits), times 57 and 131.
@@ -304,7 +264,7 @@ TEST_F(CompileInParts, AConversionOnlySomePartsNeedRunsInAll) {
 TEST_F(CompileInParts, ErrorsAsOneCompileReportsThem) {
   // One error outside the instantiations (every part's front end sees
   // it), one in the instantiation with K = 150 alone.
-  std::string text = ManyKernels(200);
+  std::string text = testing::ManyKernels(200);
   text.replace(text.find("kernel void first"), 0,
                "static_assert(sizeof(float) == 2, \"everywhere\");\n");
   text.replace(text.find("  y[i] = Scale"), 0,

@@ -38,8 +38,9 @@ void KernelHarness::Init(Result<std::shared_ptr<Library>> library,
     status_ = library.error();
     return;
   }
-  if (kernel.empty() && !library.value()->module().kernels.empty()) {
-    kernel = library.value()->module().kernels[0].name;
+  if (const std::vector<std::string> names = library.value()->functionNames();
+      kernel.empty() && !names.empty()) {
+    kernel = names[0];
   }
   Result<std::shared_ptr<Function>> function =
       library.value()->newFunction(kernel);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/library.h"
 #include "tests/realworld/ggml/support.h"
 
 namespace mtlemu::ggml {
@@ -48,6 +49,37 @@ void CompileWholeFile(bool bf16, const std::vector<std::string>& alone) {
                 WithoutLocations(*in_whole))
         << name;
   }
+  // The library ggml_metal_library_init makes of the file: its front ends
+  // now, each kernel's back end when a pipeline asks for it, the code the
+  // whole compile gives it (locations too).
+  std::shared_ptr<Device> device = Device::Create("m1").value();
+  const auto made = std::chrono::steady_clock::now();
+  Result<std::shared_ptr<Library>> library = api::newLibraryWithSource(
+      *device, Source(), GgmlOptions(bf16), "ggml-metal.metal", {},
+      compiler::ModuleCache(""));
+  const double library_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - made)
+          .count();
+  ASSERT_TRUE(library.ok()) << library.error().message.substr(0, 4000);
+  std::vector<std::string> names;
+  for (const isa::Kernel& k : module.value().kernels) names.push_back(k.name);
+  EXPECT_EQ(library.value()->functionNames(), names);
+  std::vector<std::string> asked = alone;
+  for (size_t i = 0; i < names.size(); i += 41) asked.push_back(names[i]);
+  const auto lowered = std::chrono::steady_clock::now();
+  for (const std::string& name : asked) {
+    Result<std::shared_ptr<Function>> f = library.value()->newFunction(name);
+    ASSERT_TRUE(f.ok()) << f.error().message.substr(0, 4000);
+    EXPECT_TRUE(f.value()->kernel() == *module.value().FindKernel(name))
+        << name;
+  }
+  std::printf(
+      "its library: %.2f s, then %.3f s a kernel (%zu kernels asked for)\n",
+      library_seconds,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - lowered)
+              .count() /
+          static_cast<double>(asked.size()),
+      asked.size());
 }
 
 TEST(GgmlMetal, WholeFileCompiles) {
