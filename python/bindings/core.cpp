@@ -22,7 +22,7 @@
 #include "emu/check/check_report.h"
 #include "emu/device/command_buffer.h"
 #include "isa/printer.h"
-#include "python/bindings/sigint.h"
+#include "python/bindings/host_support.h"
 #include "python/bindings/without_gil.h"
 #include "traces/chrome_trace.h"
 #include "traces/timing_report_format.h"
@@ -218,10 +218,6 @@ struct Memory {
   uint64_t address = 0, nbytes = 0, offset = 0;
 };
 
-// Python's main thread (threading.main_thread()), where Python handles
-// signals.
-unsigned long main_thread = 0;
-
 py::dict Launch(PyDevice& device, const PyKernel& kernel,
                 std::tuple<uint64_t, uint64_t, uint64_t> grid,
                 const std::vector<std::pair<std::string, py::object>>& args,
@@ -261,23 +257,10 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
   descriptor.options = d.options();
   EmulatorOptions& options = descriptor.options;
   // The environment's settings, each parsed or an argument error naming it.
-  const auto setting = [](auto parsed, const char* name,
-                          const std::string& text) {
-    if (!parsed.ok()) {
-      throw LaunchFailure{
-          std::string(name) + "='" + text + "': " + parsed.error().message,
-          "argument",
-          {}};
-    }
-    return parsed.value();
-  };
-  options.checks = checks.empty() ? emu::CheckOptions{}
-                                  : setting(emu::ParseCheckList(checks),
-                                            "TRITON_METAL_CHECK", checks);
-  options.out_of_bounds =
-      setting(emu::ParseOutOfBoundsPolicy(oob), "TRITON_METAL_OOB", oob);
-  options.schedule =
-      setting(emu::ParseSchedule(schedule), "TRITON_METAL_SCHEDULE", schedule);
+  if (Status s = ApplySettings(options, checks, oob, schedule, "TRITON_METAL");
+      !s.ok()) {
+    throw LaunchFailure{s.error().message, "argument", {}};
+  }
   options.timing = timing || trace.has_value();
   options.timeline = trace.has_value();
   options.host_threads = host_threads;
@@ -295,14 +278,7 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
     throw LaunchFailure{s.error().message, "argument", {}};
   }
   encoder->endEncoding();
-  {
-    SigintScope sigint;
-    commands->options().interrupt = sigint.flag();
-    WithoutGil([&] {
-      commands->commit();
-      return true;
-    });
-  }
+  CommitFromPython(*commands);
 
   std::vector<std::string> printed;
   if (print_log) {
@@ -315,18 +291,9 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
     }
   }
   if (const CommandBufferError* e = commands->error()) {
+    // (Ctrl-C raised in CommitFromPython; a handler that raised nothing
+    // leaves the launch unfinished.)
     const emu::FaultKind k = e->fault.kind;
-    if (k == emu::FaultKind::kInterrupted) {
-      // Ctrl-C (sigint.h). On the main thread, what Python's own handler
-      // makes of it (KeyboardInterrupt, or your handler's exception);
-      // elsewhere KeyboardInterrupt in the launching thread.
-      if (PyThread_get_thread_ident() != main_thread) {
-        PyErr_SetNone(PyExc_KeyboardInterrupt);
-        throw py::error_already_set();
-      }
-      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-      // A handler that raised nothing: the launch is still unfinished.
-    }
     throw LaunchFailure{e->message,
                         k == emu::FaultKind::kTimeout       ? "timeout"
                         : k == emu::FaultKind::kInterrupted ? "interrupted"
@@ -334,23 +301,12 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
                         printed};
   }
   const DispatchReport& r = commands->dispatches().at(0);
-  py::list warnings;
-  if (r.check != nullptr && r.check->checks.empty()) {
-    // No check asked for: accesses just outside a buffer, which read zeros
-    // (emu/exec/near_buffer.h); the results stand, with a warning each.
-    for (const emu::Finding& f : r.check->findings) {
-      warnings.append(f.Describe(r.check->kernel));
-    }
-  } else if (r.check != nullptr && !r.check->findings.empty()) {
-    std::string message = std::to_string(r.check->findings.size()) +
-                          " finding" +
-                          (r.check->findings.size() == 1 ? "" : "s") +
-                          " of TRITON_METAL_CHECK=" + r.check->checks + ":";
-    for (const emu::Finding& f : r.check->findings) {
-      message += "\n" + f.Describe(r.check->kernel);
-    }
-    for (const std::string& note : r.check->notes) message += "\nnote: " + note;
-    throw LaunchFailure{message, "check", printed};
+  // No check asked for: accesses just outside a buffer, which read zeros
+  // (emu/exec/near_buffer.h); the results stand, with a warning each.
+  const std::vector<std::string> warnings = NearBufferWarnings(r);
+  if (std::string findings = CheckFindings(r, "TRITON_METAL");
+      !findings.empty()) {
+    throw LaunchFailure{std::move(findings), "check", printed};
   }
   py::dict out;
   out["printed"] = printed;
@@ -370,23 +326,13 @@ py::dict Launch(PyDevice& device, const PyKernel& kernel,
   return out;
 }
 
-py::list Chips() {
-  py::list out;
-  for (const ChipSpec& c : AllChips()) {
-    out.append(py::make_tuple(std::string(c.name),
-                              std::string(c.marketing_name), c.gpu_cores));
-  }
-  return out;
-}
-
 }  // namespace
 }  // namespace mtlemu::python
 
 PYBIND11_MODULE(_core, m) {
   using namespace mtlemu::python;
   m.doc() = "mtlemu's Triton compiler and Apple GPU emulator (C++ core)";
-  main_thread = py::cast<unsigned long>(
-      py::module_::import("threading").attr("main_thread")().attr("ident"));
+  RememberMainThread();
 
   // Triton's hierarchy: TritonError, and CompilationError under it
   // (runtime/errors.py adds the others).
